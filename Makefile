@@ -1,0 +1,46 @@
+# perfRL lab -- every target sets up what it needs (virtual environment, package).
+#   make test       the test suite (what CI runs)
+#   make reproduce  the whole pipeline on the embedded default model
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+comma := ,
+# Extras installed into the environment (CUDA machines add gpu).
+HAS_CUDA := $(shell command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && echo 1)
+EXTRAS := dev$(if $(HAS_CUDA),$(comma)gpu)
+# The CPU build of torch; a bare `torch` would pull a multi-GB CUDA build.
+TORCH_CPU := torch==2.13.0
+
+.PHONY: setup test reproduce calibrate score-examples bench-harness clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	@if [ -z "$(HAS_CUDA)" ]; then \
+	  echo "no CUDA here: installing the CPU build of torch"; \
+	  $(BIN)/python -m pip install -q "$(TORCH_CPU)"; \
+	fi
+	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]"
+	@touch $@
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+# Until training lands, reproduce = machine calibration + scoring the example kernels.
+reproduce: calibrate score-examples
+
+calibrate: $(STAMP)
+	$(BIN)/lab calibrate --out results/machine.json
+
+score-examples: $(STAMP)
+	$(BIN)/lab score-examples --out results/examples
+
+bench-harness: $(STAMP)
+	$(BIN)/python -m lab.bench_harness
+
+clean:
+	rm -rf .cache build

@@ -1,0 +1,67 @@
+/*
+ * DGEMV driver: y = A * x for a row-major n-by-n A.
+ * Defines the problem hooks of ../bench.h; the candidate's dgemv() is linked in
+ * from its own object file.  Reference and baseline are static.
+ */
+#include "../bench.h"
+
+void dgemv(int n, const double *A, const double *x, double *y);
+
+static double *A, *X, *Y, *A0, *X0, *R;
+
+static void problem_alloc(int max_n) {
+    size_t nn = (size_t)max_n * (size_t)max_n;
+    A = bench_alloc(nn); A0 = bench_alloc(nn);
+    X = bench_alloc((size_t)max_n); X0 = bench_alloc((size_t)max_n);
+    Y = bench_alloc((size_t)max_n); R = bench_alloc((size_t)max_n);
+}
+
+static void problem_fill(int n, uint64_t seed) {
+    size_t nn = (size_t)n * (size_t)n;
+    bench_fill(A0, nn, seed, 0);
+    bench_fill(X0, (size_t)n, seed, 1);
+    memcpy(A, A0, nn * sizeof *A);
+    memcpy(X, X0, (size_t)n * sizeof *X);
+    bench_poison(Y, (size_t)n);
+}
+
+static void problem_call(int n) { dgemv(n, A, X, Y); }
+
+static void baseline_dgemv(int n, const double *a, const double *x, double *y) {
+    for (int i = 0; i < n; i++) {
+        double s = 0.0;
+        for (int j = 0; j < n; j++) s += a[(size_t)i * n + j] * x[j];
+        y[i] = s;
+    }
+}
+
+static void problem_call_baseline(int n) { baseline_dgemv(n, A, X, Y); }
+
+/* Full check; O(n^2) like the kernel itself, so it also serves as the fast check. */
+static int problem_check_full(int n, double tol, char *why, size_t len) {
+    size_t nn = (size_t)n * (size_t)n;
+    if (memcmp(A, A0, nn * sizeof *A) || memcmp(X, X0, (size_t)n * sizeof *X)) {
+        snprintf(why, len, "the const inputs A or x were modified");
+        return 1;
+    }
+    baseline_dgemv(n, A0, X0, R);
+    double err = bench_max_err(Y, R, (size_t)n, (double)n);
+    if (!(err <= tol)) {
+        snprintf(why, len, "max error %.3g exceeds tolerance %.3g (relative to n)", err, tol);
+        return 1;
+    }
+    return 0;
+}
+
+static int problem_check_fast(int n, double tol, uint64_t seed, char *why, size_t len) {
+    (void)seed;
+    return problem_check_full(n, tol, why, len);
+}
+
+static double problem_flops(int n) { return 2.0 * (double)n * (double)n; }
+
+static void problem_checksum(int n, double *sum, double *abs_sum) {
+    double s = 0.0, a = 0.0;
+    for (int i = 0; i < n; i++) { s += Y[i]; a += fabs(Y[i]); }
+    *sum = s; *abs_sum = a;
+}

@@ -1,0 +1,1 @@
+"""perfRL lab: measured-performance rewards for code LLMs."""

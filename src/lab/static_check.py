@@ -1,0 +1,227 @@
+"""Static checks of candidate code: the first layer of defence, before anything runs.
+
+Three passes, each returning a `Violation` (always status `forbidden`) or None:
+
+- `check_source(source, problem)`: the text as written: includes outside the
+  problem's allow-list (computed includes too), inline assembly, and
+  identifiers of calls that reach outside the computation or into BLAS;
+- `check_preprocessed(text, problem)`: the same identifier rules applied to
+  the candidate's own lines after macro expansion (token pasting cannot hide a
+  name from this pass), plus the list of headers that were really included;
+- `check_object(path, problem)`: the compiled object, the ground truth: it may
+  export only the required function, reference only allow-listed undefined
+  symbols, hold no constructors/destructors or unusual sections, and contain no
+  system-call or indirect-branch instructions (candidates are compiled with
+  -fno-jump-tables, so a legitimate kernel has none).
+
+These checks cannot see everything (a crafted memory-corruption exploit is out of
+their reach); the sandbox contains what they miss, and the parent cross-checks the
+driver's report (see lab/evaluate.py).
+
+    >>> from lab.problems import load_problem
+    >>> check_source('#include <stdio.h>\\nvoid dgemm(){}', load_problem("dgemm")).detail
+    'includes <stdio.h>, which is not allowed (allowed: stddef.h, stdint.h, stdlib.h, string.h, math.h, omp.h, immintrin.h, stdbool.h, float.h, limits.h)'
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from lab.problems import Problem
+
+#: Calls that reach outside the computation: processes, files, I/O, sockets, signals,
+#: dynamic loading, raw system calls, leaving the process, timers and the environment.
+FORBIDDEN_CALLS = frozenset("""
+    fork vfork clone clone3 execl execle execlp execv execve execvp execvpe fexecve system popen pclose
+    posix_spawn posix_spawnp daemon wait waitpid wait3 wait4 waitid
+    fopen fopen64 freopen fdopen fclose fread fwrite fputs fputc fgets fgetc fflush fprintf fscanf
+    printf vprintf vfprintf dprintf sprintf snprintf puts putchar putc perror scanf sscanf getchar
+    open open64 openat creat read write pread pwrite readv writev close lseek dup dup2 dup3 pipe pipe2
+    unlink unlinkat remove rename renameat mkdir rmdir chdir chmod chown truncate ftruncate symlink link
+    mkstemp mkfifo tmpfile ioctl fcntl mmap mmap64 munmap mprotect mremap madvise brk sbrk shm_open shmget shmat
+    socket connect bind listen accept accept4 send sendto sendmsg recv recvfrom recvmsg socketpair
+    signal sigaction raise kill killpg tgkill tkill alarm pause sigqueue setitimer sigprocmask
+    dlopen dlsym dlvsym dlclose dladdr dlerror syscall ptrace prctl seccomp personality setrlimit
+    exit _exit _Exit abort atexit at_quick_exit quick_exit on_exit setjmp longjmp sigsetjmp siglongjmp
+    getenv secure_getenv setenv putenv unsetenv environ __environ
+    clock clock_gettime clock_getres gettimeofday time times getrusage omp_get_wtime omp_get_wtick
+    __rdtsc __rdtscp _rdtsc sleep usleep nanosleep clock_nanosleep sched_yield
+    getpid getppid gettid setuid setgid setsid setpgid sched_setaffinity pthread_create
+    omp_set_num_threads omp_set_dynamic
+    __builtin_frame_address __builtin_return_address __builtin_extract_return_addr
+    __builtin_apply __builtin_apply_args __builtin_longjmp __builtin_setjmp __builtin_trap_not
+    __libc_start_main __libc_csu_init _init _fini main
+""".split()) - {"__builtin_trap_not"}
+
+#: BLAS and LAPACK in any common spelling (CBLAS, Fortran trailing underscore, vendors).
+_BLAS = re.compile(
+    r"^(cblas_\w+|openblas_\w+|mkl_\w+|MKL_\w+|bli_\w+|LAPACKE_\w+|lapack_\w+|catlas_\w+"
+    r"|[sdcz](gemm|gemv|symm|syrk|syr2k|trmm|trsm|ger|axpy|dot|scal|copy|swap|nrm2|asum)_+\w*)$"
+)
+
+_ASM = re.compile(r"\b(asm|__asm|__asm__)\b")
+_IDENT = re.compile(r"([A-Za-z_]\w*)(\s*\()?")
+_INCLUDE = re.compile(r"^[ \t]*#[ \t]*(include|include_next|import)\b[ \t]*(.*)$", re.M)
+_DIRECTIVE_OTHER = re.compile(r"^[ \t]*#[ \t]*(embed)\b", re.M)
+
+#: Undefined symbols a candidate object may reference: memory, string, libm, OpenMP runtime.
+ALLOWED_UNDEFINED = frozenset("""
+    malloc calloc realloc free aligned_alloc posix_memalign memalign
+    memcpy memmove memset memcmp __memcpy_chk __memset_chk __memmove_chk
+    sqrt sqrtf cbrt fabs fabsf fma fmaf fmin fmax fminf fmaxf floor ceil round trunc lround llround
+    rint nearbyint exp exp2 expm1 log log2 log10 log1p pow powf hypot sin cos tan asin acos atan atan2
+    sinh cosh tanh erf erfc fmod remainder copysign nan ldexp frexp modf ilogb logb
+    abs labs llabs qsort
+    omp_get_thread_num omp_get_num_threads omp_get_max_threads omp_get_num_procs omp_in_parallel
+    omp_get_level omp_get_team_size omp_get_ancestor_thread_num
+    omp_init_lock omp_destroy_lock omp_set_lock omp_unset_lock
+    __stack_chk_fail _GLOBAL_OFFSET_TABLE_
+""".split())
+_ALLOWED_UNDEFINED_PREFIXES = ("GOMP_", "__sqrt", "__fma", "__exp", "__log", "__pow", "__powidf2", "__powisf2",
+                               "__muldc3", "__mulsc3", "__divdc3", "__divsc3", "_ZGV")
+
+#: Sections a compiled C kernel legitimately has.
+_ALLOWED_SECTION = re.compile(
+    r"^(\.text(\..*)?|\.data(\..*)?|\.bss(\..*)?|\.rodata(\..*)?|\.rela?\..*|\.comment|\.note\..*"
+    r"|\.eh_frame|\.symtab|\.strtab|\.shstrtab|\.group|\.debug_.*|\.tbss|\.tdata|\.gnu\.lto_.*|\.llvm_addrsig|)$"
+)
+_FORBIDDEN_INSN = re.compile(
+    r"\b(syscall|sysenter|sysexit|int\s+\$0x80|int\s+\$|ljmp|lcall|vmcall|iret\w*)\b"
+    r"|\b(call|jmp)[a-z]*\s+\*|\bnotrack\s+jmp|\bbnd\s+jmp\s+\*"
+)
+
+
+@dataclass(frozen=True)
+class Violation:
+    status: str
+    detail: str
+
+
+def _forbidden(detail: str) -> Violation:
+    return Violation("forbidden", detail)
+
+
+def strip_comments(source: str) -> str:
+    """Splice continued lines and blank out comments and string/char literals (keeps line count)."""
+    source = source.replace("\\\r\n", "").replace("\\\n", "")
+    out, i, n = [], 0, len(source)
+    while i < n:
+        c = source[i]
+        if source.startswith("//", i):
+            j = source.find("\n", i)
+            i = n if j < 0 else j
+        elif source.startswith("/*", i):
+            j = source.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append("\n" * source.count("\n", i, j) or " ")
+            i = j
+        elif c in "\"'":
+            j = i + 1
+            while j < n and source[j] != c and source[j] != "\n":
+                j += 2 if source[j] == "\\" else 1
+            out.append(c + " " * max(0, min(j, n) - i - 1) + c)
+            i = j + 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _identifier_violation(code: str, problem: Problem) -> Violation | None:
+    if _ASM.search(code):
+        return _forbidden("uses inline assembly")
+    for name, paren in _IDENT.findall(code):
+        if _BLAS.match(name) or name.startswith("cblas"):
+            return _forbidden(f"calls BLAS ({name})")
+        # Only calls and declarations (name followed by '('): a variable named `time` is fine,
+        # and any other use of such a function still shows up in the object's symbols.
+        if paren and name in FORBIDDEN_CALLS and name != problem.function:
+            return _forbidden(f"uses {name}, which reaches outside the computation")
+    return None
+
+
+def check_source(source: str, problem: Problem) -> Violation | None:
+    """Text-level checks of the candidate source as written."""
+    # Includes are read before comment stripping blanks string literals ("file.h").
+    spliced = strip_comments(re.sub(r'"([^"\n]*)"', lambda m: "<" + m.group(1) + ">", source))
+    for m in _INCLUDE.finditer(spliced):
+        kind, target = m.group(1), m.group(2).strip()
+        header = re.fullmatch(r"<\s*([\w./+-]+)\s*>", target)
+        if kind != "include" or not header:
+            return _forbidden(f"#{kind} {target} is not an allowed include")
+        if header.group(1) not in problem.allowed_headers:
+            allowed = ", ".join(problem.allowed_headers)
+            return _forbidden(f"includes <{header.group(1)}>, which is not allowed (allowed: {allowed})")
+    if _DIRECTIVE_OTHER.search(spliced):
+        return _forbidden("#embed is not allowed")
+    return _identifier_violation(strip_comments(source), problem)
+
+
+def candidate_lines(preprocessed: str, filename: str) -> tuple[str, list[str]]:
+    """Split `gcc -E` output: (text of the candidate file's own lines, headers it included directly)."""
+    own, headers, current, depth_one = [], [], None, False
+    for line in preprocessed.splitlines():
+        m = re.match(r'^# (\d+) "([^"]*)"((?: \d)*)', line)
+        if m:
+            current = m.group(2)
+            flags = m.group(3).split()
+            # Flag 1 = entering a file; it is a direct include when we come from the candidate.
+            if "1" in flags and depth_one:
+                headers.append(current)
+            depth_one = current == filename
+            continue
+        if current == filename:
+            own.append(line)
+    return "\n".join(own), headers
+
+
+def check_preprocessed(preprocessed: str, filename: str, problem: Problem) -> Violation | None:
+    """Checks on the candidate's own lines after macro expansion."""
+    own, headers = candidate_lines(preprocessed, filename)
+    for header in headers:
+        name = Path(header).name
+        if name not in problem.allowed_headers or not header.startswith(("/usr/", "/opt/")):
+            return _forbidden(f"includes {header}, which is not an allowed header")
+    return _identifier_violation(strip_comments(own), problem)
+
+
+def _tool(*argv: str) -> str:
+    return subprocess.run(argv, capture_output=True, text=True, check=True, timeout=30).stdout
+
+
+def check_object(obj: Path, problem: Problem) -> Violation | None:
+    """Checks of the compiled candidate object (symbols, sections, instructions)."""
+    defined_global, undefined = [], []
+    for line in _tool("nm", "-P", "--no-sort", str(obj)).splitlines():
+        parts = line.split()
+        if len(parts) < 2:
+            continue
+        name, kind = parts[0], parts[1]
+        if kind == "U" or kind == "w" or kind == "v":
+            undefined.append(name)
+        elif kind.isupper() or kind in ("i", "u"):
+            defined_global.append((name, kind))
+    for name, kind in defined_global:
+        if kind == "i":
+            return _forbidden(f"{name} is an ifunc, resolved by code that runs at load time")
+        if name != problem.function:
+            return _forbidden(f"exports {name}; only {problem.function} may be exported (make helpers static)")
+    if (problem.function, "T") not in defined_global:
+        return Violation("format_error", f"{problem.function}() is not exported as a function (is it static?)")
+    for name in undefined:
+        if _BLAS.match(name):
+            return _forbidden(f"calls BLAS ({name})")
+        if name not in ALLOWED_UNDEFINED and not name.startswith(_ALLOWED_UNDEFINED_PREFIXES):
+            return _forbidden(f"references {name}, which is not on the allow-list of callable symbols")
+    for line in _tool("objdump", "-h", "-w", str(obj)).splitlines():
+        m = re.match(r"\s*\d+\s+(\S+)\s+[0-9a-f]{8}", line)
+        if m and not _ALLOWED_SECTION.match(m.group(1)):
+            return _forbidden(f"has section {m.group(1)} (constructors, destructors and custom sections are not allowed)")
+    for line in _tool("objdump", "-d", "--no-show-raw-insn", "-M", "att", str(obj)).splitlines():
+        m = _FORBIDDEN_INSN.search(line.split("#")[0])
+        if m:
+            return _forbidden(f"contains the instruction '{m.group(0).strip()}' (system calls and indirect branches are not allowed)")
+    return None
