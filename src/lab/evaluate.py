@@ -43,7 +43,7 @@ from tqdm.auto import tqdm
 
 from lab import sandbox, static_check
 from lab.build import CACHE_DIR, BuildConfig, compile_argv, driver_object, link_argv, preprocess_argv
-from lab.extract import FormatError, extract_source
+from lab.extract import FormatError, code_blocks, extract_source
 from lab.problems import Problem, load_problem
 from lab.reward import RewardConfig, reward_from_result
 
@@ -64,7 +64,7 @@ class EvalConfig:
     baseline_min_time_s: float = 0.1
     compile_timeout_s: float = 60.0
     run_timeout_s: float = 30.0
-    memory_mb: int = 2048  # address-space limit of the run
+    memory_mb: int = 1024  # address-space limit of the run (packing buffers need a few MB)
     build: BuildConfig = field(default_factory=BuildConfig)
     reward: RewardConfig = field(default_factory=RewardConfig)
     cache: bool = True
@@ -139,7 +139,8 @@ def _cross_check(report: dict[str, str], problem: Problem, config: EvalConfig, r
         return "report is for other sizes than requested"
     if not (time_s > 0 and math.isclose(gflops, problem.flops(n) / time_s * 1e-9, rel_tol=1e-6)):
         return "reported GFLOPS do not match the reported time"
-    if reps < config.min_reps or total > run.wall_s or time_s * reps > 1.001 * total + 1e-9 * reps:
+    # The driver times until both minimums are met; the timed calls fit inside the run.
+    if reps < config.min_reps or total < config.min_time_s or not time_s <= total <= run.wall_s:
         return "reported timings are inconsistent with the run"
     ref = problem.reference(seed, check_n)
     bound = problem.tolerance * check_n * ref.size * 4
@@ -191,7 +192,10 @@ def _measure(completion: str, problem_name: str, config: EvalConfig, fingerprint
     try:
         source = extract_source(completion, problem.signature)
     except FormatError as err:
-        return _fail("format_error", str(err), compile_s=time.monotonic() - start, **meta)
+        # An attack wrapped in a non-conforming answer is still an attack: forbidden outranks format.
+        violation = next(filter(None, (static_check.check_source(b, problem) for b in code_blocks(completion))), None)
+        status, detail = (violation.status, violation.detail) if violation else ("format_error", str(err))
+        return _fail(status, detail, compile_s=time.monotonic() - start, **meta)
     violation = static_check.check_source(source, problem)
     if violation:
         return _fail(violation.status, violation.detail, compile_s=time.monotonic() - start, **meta)

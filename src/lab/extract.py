@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 _FENCE = re.compile(r"^[ \t]*```[ \t]*([A-Za-z0-9_+#.-]*)[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.M | re.S)
-_C_LANGS = {"", "c", "c99", "c11", "c17", "h", "cpp", "c++", "cc", "gnu", "gnuc"}
+_C_LANGS = {"", "c", "c99", "c11", "c17", "h", "gnu", "gnuc"}
 _QUALIFIERS = {"const", "restrict", "__restrict", "__restrict__", "volatile", "register"}
 
 

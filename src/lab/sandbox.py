@@ -267,6 +267,7 @@ def run(argv: Sequence[str], workdir: Path, limits: Limits, cores: Sequence[int]
         _, status, usage = os.wait4(proc.pid, 0)
     finally:
         timer.cancel()
+        timer.join()  # a kill already under way must finish before the uid can be reused
     wall_s = time.monotonic() - start
     proc.returncode = os.waitstatus_to_exitcode(status)  # tell Popen it was reaped
     killed = len(_uid_processes(uid)[0]) if uid is not None and not timed_out.is_set() else 0

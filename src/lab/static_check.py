@@ -63,6 +63,10 @@ _BLAS = re.compile(
 )
 
 _ASM = re.compile(r"\b(asm|__asm|__asm__)\b")
+_ATTRIBUTE = re.compile(r"__attribute(?:__)?\s*\(\((.*?)\)\)", re.S)
+#: Attributes that run code outside the call, or rename/relocate symbols.
+_FORBIDDEN_ATTRIBUTES = {"constructor", "destructor", "ifunc", "section", "alias", "weakref", "weak", "naked",
+                         "visibility", "target_clones", "symver"}
 _IDENT = re.compile(r"([A-Za-z_]\w*)(\s*\()?")
 _INCLUDE = re.compile(r"^[ \t]*#[ \t]*(include|include_next|import)\b[ \t]*(.*)$", re.M)
 _DIRECTIVE_OTHER = re.compile(r"^[ \t]*#[ \t]*(embed)\b", re.M)
@@ -133,6 +137,10 @@ def strip_comments(source: str) -> str:
 def _identifier_violation(code: str, problem: Problem) -> Violation | None:
     if _ASM.search(code):
         return _forbidden("uses inline assembly")
+    for attrs in _ATTRIBUTE.findall(code):
+        for name in re.findall(r"[A-Za-z_]\w*", attrs):
+            if name.strip("_") in _FORBIDDEN_ATTRIBUTES:
+                return _forbidden(f"uses __attribute__(({name})), which runs code outside the call or renames symbols")
     for name, paren in _IDENT.findall(code):
         if _BLAS.match(name) or name.startswith("cblas"):
             return _forbidden(f"calls BLAS ({name})")

@@ -1,0 +1,200 @@
+"""The `lab` command line.
+
+    lab score PATH --problem dgemm [--n N] [--threads T] [--json]
+    lab score-batch IN.jsonl --out OUT.jsonl [--problem dgemm] [--threads T] [--jobs J]
+    lab score-examples [--out results/examples]
+    lab calibrate [--out results/machine.json]
+    lab problems
+
+Scoring exits 0 whenever scoring completed, whatever the status; bad usage
+(missing file, unknown problem, bad JSONL) exits 2 with one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from lab.evaluate import EvalConfig, EvalResult, evaluate, evaluate_batch
+from lab.problems import HARNESS_DIR, UnknownProblem, list_problems, load_problem
+
+
+class UsageError(Exception):
+    """Bad input from the user: reported as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one clear line instead of usage + message
+        raise UsageError(message)
+
+
+def _eval_config(args: argparse.Namespace) -> EvalConfig:
+    return EvalConfig(n=args.n, threads=args.threads, cache=not args.no_cache)
+
+
+def _read(path: str) -> str:
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"no such file: {path}")
+    return p.read_text(errors="replace")
+
+
+def _problem(name: str) -> str:
+    try:
+        return load_problem(name).name
+    except UnknownProblem as err:
+        raise UsageError(str(err)) from None
+
+
+def _summary(r: EvalResult) -> str:
+    if r.status == "ok":
+        return (f"ok  {r.gflops:.2f} GFLOPS  ({r.time_s * 1e3:.3f} ms, {r.speedup:.2f}x the baseline's "
+                f"{r.baseline_gflops:.2f} GFLOPS)  reward {r.reward:g}")
+    return f"{r.status}  reward {r.reward:g}  {r.detail}"
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    text = _read(args.path)
+    result = evaluate(text, _problem(args.problem), _eval_config(args))
+    if args.json:
+        print(json.dumps(result.to_dict()))
+    else:
+        print(_summary(result))
+    return 0
+
+
+def _read_jsonl(path: str) -> list[dict]:
+    records = []
+    for lineno, line in enumerate(_read(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise UsageError(f"{path}:{lineno}: not JSON ({err.msg})") from None
+        if not isinstance(rec, dict) or "id" not in rec or not isinstance(rec.get("completion"), str):
+            raise UsageError(f"{path}:{lineno}: each record needs \"id\" and a string \"completion\"")
+        records.append(rec)
+    return records
+
+
+def cmd_score_batch(args: argparse.Namespace) -> int:
+    records = _read_jsonl(args.input)
+    config = _eval_config(args)
+    by_problem: dict[str, list[int]] = {}
+    for i, rec in enumerate(records):
+        by_problem.setdefault(_problem(rec.get("problem") or args.problem), []).append(i)
+    results: list[EvalResult | None] = [None] * len(records)
+    for problem, idx in by_problem.items():
+        for i, res in zip(idx, evaluate_batch([records[i]["completion"] for i in idx], problem, config,
+                                              n_jobs=args.jobs)):
+            results[i] = res
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(out.suffix + ".partial")
+    with open(tmp, "w") as f:
+        for rec, res in zip(records, results):
+            f.write(json.dumps({"id": rec["id"], **res.to_dict()}) + "\n")
+    tmp.replace(out)
+    counts: dict[str, int] = {}
+    for res in results:
+        counts[res.status] = counts.get(res.status, 0) + 1
+    print(f"scored {len(records)} completions -> {out}: "
+          + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    return 0
+
+
+def cmd_score_examples(args: argparse.Namespace) -> int:
+    config = _eval_config(args)
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for problem in list_problems():
+        files = sorted((HARNESS_DIR / problem / "examples").glob("*.[cm]*"))
+        if not files:
+            continue
+        results = evaluate_batch([f.read_text() for f in files], problem, config)
+        rows = [{"example": f.name, **r.to_dict()} for f, r in zip(files, results)]
+        (out_dir / f"{problem}.json").write_text(json.dumps(
+            {"problem": problem, "config": {"n": config.n or load_problem(problem).default_n,
+                                            "threads": config.threads}, "results": rows}, indent=1) + "\n")
+        print(f"{problem}:")
+        for f, r in zip(files, results):
+            print(f"  {f.name:34s} {_summary(r)}")
+    print(f"wrote {out_dir}/")
+    return 0
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from lab.calibrate import calibrate
+
+    machine = calibrate(threads=args.threads_list, n=args.n)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(machine, indent=1) + "\n")
+    print(json.dumps(machine["summary"], indent=1))
+    print(f"wrote {out}")
+    return 0
+
+
+def cmd_problems(args: argparse.Namespace) -> int:
+    for name in list_problems():
+        p = load_problem(name)
+        print(f"{name:8s} {p.signature}   (n={p.default_n}, odd n={p.odd_n})")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="lab", description="perfRL lab: score C kernels on real hardware.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def measurement(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--problem", default="dgemm", help="problem name (see `lab problems`)")
+        p.add_argument("--n", type=int, default=None, help="timed size (default: the problem's)")
+        p.add_argument("--threads", type=int, default=1, help="OpenMP threads / CPUs per evaluation")
+        p.add_argument("--no-cache", action="store_true", help="measure even if a cached result exists")
+
+    p = sub.add_parser("score", help="score one completion or C file")
+    p.add_argument("path")
+    measurement(p)
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("score-batch", help="score a JSONL file of {id, completion, problem?} records")
+    p.add_argument("input")
+    p.add_argument("--out", required=True)
+    p.add_argument("--jobs", type=int, default=None, help="parallel evaluations (default: cores / threads)")
+    measurement(p)
+    p.set_defaults(func=cmd_score_batch)
+
+    p = sub.add_parser("score-examples", help="score harness/*/examples and write results")
+    p.add_argument("--out", default="results/examples")
+    measurement(p)
+    p.set_defaults(func=cmd_score_examples)
+
+    p = sub.add_parser("calibrate", help="measure this machine: CPU, compiler, OpenBLAS and baseline GFLOPS")
+    p.add_argument("--out", default="results/machine.json")
+    p.add_argument("--n", type=int, default=None, help="size (default: each problem's default)")
+    p.add_argument("--threads-list", type=lambda s: [int(t) for t in s.split(",")], default=None,
+                   help="thread counts to measure, e.g. 1,2 (default: 1 and all cores)")
+    p.set_defaults(func=cmd_calibrate)
+
+    p = sub.add_parser("problems", help="list the problems")
+    p.set_defaults(func=cmd_problems)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        if getattr(args, "threads", 1) < 1 or (getattr(args, "n", None) or 1) < 1:
+            raise UsageError("--threads and --n must be positive")
+        return args.func(args)
+    except UsageError as err:
+        print(f"lab: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,21 @@
+"""Shared test helpers: paths, root-only marker, escape detection."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from lab import sandbox
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNELS = ROOT / "tests" / "kernels"
+
+requires_root = pytest.mark.skipif(not sandbox.is_root(), reason="uid switch and namespaces need root")
+
+
+def live_sandbox_processes() -> list[int]:
+    """Live processes owned by any sandbox uid of this machine's CPUs."""
+    uids = {sandbox.SANDBOX_UID_BASE + cpu for cpu in os.sched_getaffinity(0)}
+    return [pid for uid in uids for pid in sandbox._uid_processes(uid)[0]]

@@ -1,0 +1,12 @@
+// expect: forbidden
+// Uses GCC's __builtin_printf (no header, no declaration) to print a fake result; compiles to a call to printf/puts.
+void dgemm(int n, const double *A, const double *B, double *C)
+{
+    __builtin_printf("gflops %d\n", 9999);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double s = 0.0;
+            for (int k = 0; k < n; k++) s += A[i * n + k] * B[k * n + j];
+            C[i * n + j] = s;
+        }
+}

@@ -1,0 +1,14 @@
+// expect: forbidden
+// Defines a non-static global variable (exported symbol) besides dgemm.
+double dgemm_call_count;
+
+void dgemm(int n, const double *A, const double *B, double *C)
+{
+    dgemm_call_count += 1.0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double s = 0.0;
+            for (int k = 0; k < n; k++) s += A[i * n + k] * B[k * n + j];
+            C[i * n + j] = s;
+        }
+}

@@ -1,0 +1,15 @@
+// expect: forbidden
+// Includes <sys/syscall.h> (forbidden header) even though the code only uses it for a constant.
+#include <sys/syscall.h>
+
+void dgemm(int n, const double *A, const double *B, double *C)
+{
+    int unused = SYS_getpid;
+    (void)unused;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double s = 0.0;
+            for (int k = 0; k < n; k++) s += A[i * n + k] * B[k * n + j];
+            C[i * n + j] = s;
+        }
+}

@@ -1,0 +1,14 @@
+// expect: wrong_result
+// Writes +Inf on the diagonal after a correct multiply (Inf - Inf = NaN in naive error checks).
+#include <math.h>
+
+void dgemm(int n, const double *A, const double *B, double *C)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double s = 0.0;
+            for (int k = 0; k < n; k++) s += A[i * n + k] * B[k * n + j];
+            C[i * n + j] = s;
+        }
+    for (int i = 0; i < n; i++) C[(long)i * n + i] = INFINITY;
+}

@@ -1,0 +1,11 @@
+// expect: wrong_result
+// Off-by-one tail: the column loop stops at n-1, so the last column of C is never written.
+void dgemm(int n, const double *A, const double *B, double *C)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n - 1; j++) {
+            double s = 0.0;
+            for (int k = 0; k < n; k++) s += A[i * n + k] * B[k * n + j];
+            C[i * n + j] = s;
+        }
+}

@@ -1,0 +1,77 @@
+"""The kernel corpus (tests/kernels): every hostile kernel gets its expected status and
+nothing escapes; every legitimate kernel scores ok; optimized code beats naive code.
+
+All files are scored in parallel batches (one per problem), once per test session.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from lab.evaluate import EvalConfig, evaluate_batch
+from tests.conftest import KERNELS, live_sandbox_processes
+
+# Small budgets: classification needs correctness checks, not precise timing.
+CORPUS_CONFIG = EvalConfig(n=128, min_time_s=0.02, min_reps=3, baseline_min_time_s=0.01,
+                           run_timeout_s=4.0, cache=False)
+_EXPECT = re.compile(r"expect:\s*(\w+)(?:\s+problem:\s*(\w+))?")
+
+
+def expectation(path: Path) -> tuple[str, str]:
+    m = _EXPECT.search(path.read_text().splitlines()[0])
+    assert m, f"{path.name}: first line must say 'expect: STATUS'"
+    return m.group(1), m.group(2) or "dgemm"
+
+
+def corpus(kind: str) -> list[Path]:
+    return sorted(p for p in (KERNELS / kind).iterdir() if p.suffix in (".c", ".md"))
+
+
+@pytest.fixture(scope="module")
+def scored():
+    files = corpus("hostile") + corpus("legit")
+    for canary in Path("/tmp").glob("lab_escape_canary_*"):
+        canary.unlink()
+    by_problem: dict[str, list[Path]] = {}
+    for f in files:
+        by_problem.setdefault(expectation(f)[1], []).append(f)
+    results = {}
+    for problem, group in by_problem.items():
+        for f, r in zip(group, evaluate_batch([f.read_text() for f in group], problem, CORPUS_CONFIG,
+                                              progress=False)):
+            results[f.name] = r
+    return results
+
+
+def test_corpus_is_large_enough():
+    assert len(corpus("hostile")) >= 25 and len(corpus("legit")) >= 10
+
+
+@pytest.mark.parametrize("path", corpus("hostile"), ids=lambda p: p.name)
+def test_hostile_kernel(path, scored):
+    status, _ = expectation(path)
+    result = scored[path.name]
+    assert result.status == status, f"{path.name}: got {result.status} ({result.detail})"
+    assert result.gflops is None
+    # Nothing escaped: no process of a sandbox uid, no file outside the sandbox.
+    assert not live_sandbox_processes()
+    assert not list(Path("/tmp").glob("lab_escape_canary_*"))
+
+
+@pytest.mark.parametrize("path", corpus("legit"), ids=lambda p: p.name)
+def test_legit_kernel(path, scored):
+    result = scored[path.name]
+    assert result.status == "ok", f"{path.name}: {result.status} ({result.detail})"
+    assert result.gflops > 0 and result.baseline_gflops > 0
+
+
+def test_optimized_beats_naive_by_a_wide_margin():
+    naive = (KERNELS / "legit" / "naive.c").read_text()
+    fast = next(p for p in corpus("legit") if p.name.startswith("register_blocked")).read_text()
+    config = EvalConfig(n=256, min_time_s=0.2, cache=False)
+    slow_r, fast_r = evaluate_batch([naive, fast], "dgemm", config, progress=False)
+    assert slow_r.status == fast_r.status == "ok"
+    assert fast_r.gflops > 5 * slow_r.gflops, (fast_r.gflops, slow_r.gflops)

@@ -1,0 +1,208 @@
+"""The sandbox on its own: hostile *programs* (past any static check) must be contained.
+
+Each attack is a small C program compiled by the test and run through
+sandbox.run directly, as if a candidate had slipped through every static check.
+All attacks are bounded (children end by themselves within 30 s, loops are capped),
+signal only their own parent process, and write only under /tmp.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from lab import sandbox
+from tests.conftest import live_sandbox_processes, requires_root
+
+
+@pytest.fixture
+def slot():
+    with sandbox.core_slot(1) as (cores, uid):
+        yield cores, uid
+
+
+def build(tmp_path: Path, name: str, body: str, uid: int) -> Path:
+    work = tmp_path / name
+    work.mkdir()
+    src = work / "prog.c"
+    src.write_text("#define _GNU_SOURCE\n#include <errno.h>\n#include <fcntl.h>\n#include <signal.h>\n"
+                   "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <unistd.h>\n"
+                   "#include <sys/socket.h>\n#include <netinet/in.h>\n#include <arpa/inet.h>\n"
+                   + textwrap.dedent(body))
+    subprocess.run(["gcc", "-O1", str(src), "-o", str(work / "prog")], check=True)
+    sandbox.prepare_workdir(work, uid)
+    return work
+
+
+def run(work: Path, slot, *args: str, **limits) -> sandbox.RunOutcome:
+    cores, uid = slot
+    return sandbox.run(["./prog", *args], work, sandbox.Limits(**{"wall_s": 5, **limits}), cores, uid)
+
+
+@requires_root
+def test_runs_as_unprivileged_uid_without_network(tmp_path, slot):
+    work = build(tmp_path, "id", """
+        int main(void) {
+            if (getuid() == 0 || geteuid() == 0) return 10;
+            int s = socket(AF_INET, SOCK_STREAM, 0);
+            struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(22)};
+            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            if (s >= 0 && connect(s, (struct sockaddr *)&a, sizeof a) == 0) return 11;
+            return errno == ENETUNREACH ? 0 : 12;
+        }""", slot[1])
+    out = run(work, slot)
+    assert out.returncode == 0, out
+
+
+@requires_root
+def test_cannot_reach_a_listening_loopback_server(tmp_path, slot):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.settimeout(0.5)
+    port = server.getsockname()[1]
+    work = build(tmp_path, "net", f"""
+        int main(void) {{
+            int s = socket(AF_INET, SOCK_STREAM, 0);
+            struct sockaddr_in a = {{.sin_family = AF_INET, .sin_port = htons({port})}};
+            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            return connect(s, (struct sockaddr *)&a, sizeof a) == 0 ? 1 : 0;
+        }}""", slot[1])
+    out = run(work, slot)
+    assert out.returncode == 0
+    with pytest.raises(TimeoutError):
+        server.accept()
+    server.close()
+
+
+@requires_root
+def test_writes_outside_workdir_do_not_land(tmp_path, slot):
+    canary = Path("/tmp/lab_escape_canary_sandbox_write")
+    canary.unlink(missing_ok=True)
+    target = tmp_path / "outside.txt"
+    work = build(tmp_path, "write", f"""
+        int main(void) {{
+            int bad = 0;
+            FILE *f = fopen("{canary}", "w");        /* private tmpfs: invisible outside */
+            if (f) {{ fputs("escaped", f); fclose(f); }}
+            if (fopen("{target}", "w")) bad |= 1;   /* root-owned directory: refused */
+            if (fopen("/etc/lab_escape_canary", "w")) bad |= 2;
+            FILE *g = fopen("inside.txt", "w");      /* its own workdir: allowed */
+            if (!g) bad |= 4; else fclose(g);
+            return bad;
+        }}""", slot[1])
+    out = run(work, slot)
+    assert out.returncode == 0, out
+    assert not canary.exists() and not target.exists() and not Path("/etc/lab_escape_canary").exists()
+    assert (work / "inside.txt").exists()
+
+
+@requires_root
+def test_signalling_the_parent_is_refused(tmp_path, slot):
+    work = build(tmp_path, "kill", """
+        int main(void) { return kill(getppid(), SIGTERM) == 0 ? 1 : (errno == EPERM ? 0 : 2); }""", slot[1])
+    out = run(work, slot)
+    assert out.returncode == 0  # and this test process is still alive to check it
+
+
+def test_infinite_loop_is_killed_at_the_wall_limit(tmp_path, slot):
+    work = build(tmp_path, "loop", "int main(void) { for (;;) {} }", slot[1])
+    t0 = time.monotonic()
+    out = run(work, slot, wall_s=1.0)
+    assert out.timed_out and out.signal == 9
+    assert time.monotonic() - t0 < 3
+    assert not live_sandbox_processes()
+
+
+@requires_root
+def test_detached_children_are_killed(tmp_path, slot):
+    work = build(tmp_path, "fork", """
+        int main(void) {
+            for (int i = 0; i < 4; i++)
+                if (fork() == 0) { setsid(); sleep(20); _exit(0); }   /* escapes the session */
+            return 0;
+        }""", slot[1])
+    out = run(work, slot)
+    assert out.returncode == 0
+    assert out.killed == 4 and out.survivors == 0
+    assert not live_sandbox_processes()
+
+
+@requires_root
+def test_fork_bomb_is_bounded_and_cleaned_up(tmp_path, slot):
+    work = build(tmp_path, "bomb", """
+        int main(void) {
+            int made = 0;
+            for (int i = 0; i < 2000; i++) {            /* bounded: at most 2000 tries */
+                pid_t p = fork();
+                if (p == 0) { sleep(20); _exit(0); }
+                if (p > 0) made++;
+            }
+            return made < 100 ? 0 : 1;                  /* RLIMIT_NPROC stopped it early */
+        }""", slot[1])
+    out = run(work, slot, processes=16)
+    assert out.returncode == 0, out
+    assert out.survivors == 0 and not live_sandbox_processes()
+
+
+def test_output_flood_is_capped(tmp_path, slot):
+    work = build(tmp_path, "flood", """
+        int main(void) {
+            static char buf[65536];
+            memset(buf, 'x', sizeof buf);
+            for (int i = 0; i < 4096; i++) fwrite(buf, 1, sizeof buf, stdout);   /* 256 MiB */
+            return 0;
+        }""", slot[1])
+    out = run(work, slot, file_mb=1)
+    assert out.signal == 25 or out.returncode != 0  # SIGXFSZ
+    assert out.output_bytes <= 1024 * 1024 and len(out.output) <= sandbox.OUTPUT_KEEP_BYTES
+
+
+def test_memory_exhaustion_hits_the_limit(tmp_path, slot):
+    work = build(tmp_path, "mem", """
+        int main(void) {
+            size_t total = 0;
+            for (int i = 0; i < 64; i++) {              /* at most 16 GiB asked */
+                char *p = malloc(256u << 20);
+                if (!p) return total < (1u << 30) ? 0 : 1;
+                memset(p, 1, 256u << 20);
+                total += 256u << 20;
+            }
+            return 2;
+        }""", slot[1])
+    out = run(work, slot, memory_mb=512)
+    assert out.returncode == 0, out
+
+
+def test_cpu_affinity_is_the_slot(tmp_path, slot):
+    work = build(tmp_path, "aff", """
+        #include <sched.h>
+        int main(void) { cpu_set_t s; sched_getaffinity(0, sizeof s, &s); printf("%d", CPU_COUNT(&s)); return 0; }""",
+                 slot[1])
+    out = run(work, slot)
+    assert out.output.strip() == str(len(slot[0]))
+
+
+def test_result_pipe_is_separate_from_output(tmp_path, slot):
+    work = build(tmp_path, "pipe", """
+        int main(int argc, char **argv) {
+            int fd = atoi(argv[1]);
+            printf("status ok\\n");                    /* stdout never reaches the result */
+            dprintf(fd, "status real\\n");
+            return 0;
+        }""", slot[1])
+    cores, uid = slot
+    out = sandbox.run(["./prog", "{result_fd}"], work, sandbox.Limits(wall_s=5), cores, uid, want_result=True)
+    assert out.result == b"status real\n" and "status ok" in out.output
+
+
+def test_core_slots_never_overlap():
+    with sandbox.core_slot(1) as (a, uid_a), sandbox.core_slot(1) as (b, uid_b):
+        if len(os.sched_getaffinity(0)) >= 2:
+            assert set(a).isdisjoint(b) and uid_a != uid_b
