@@ -106,7 +106,8 @@ def _compile_flops(expr: str) -> Callable[[int], float]:
     allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Load,
                ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.USub, ast.FloorDiv)
     for node in ast.walk(tree):
-        if not isinstance(node, allowed) or (isinstance(node, ast.Name) and node.id != "n"):
+        bad_constant = isinstance(node, ast.Constant) and type(node.value) not in (int, float)
+        if not isinstance(node, allowed) or bad_constant or (isinstance(node, ast.Name) and node.id != "n"):
             raise ValueError(f"flops formula {expr!r}: only arithmetic on n is allowed")
     code = compile(tree, "<flops>", "eval")
     return lambda n: eval(code, {"__builtins__": {}}, {"n": n})  # noqa: S307 - AST checked above

@@ -59,7 +59,7 @@ FORBIDDEN_CALLS = frozenset("""
 #: BLAS and LAPACK in any common spelling (CBLAS, Fortran trailing underscore, vendors).
 _BLAS = re.compile(
     r"^(cblas_\w+|openblas_\w+|mkl_\w+|MKL_\w+|bli_\w+|LAPACKE_\w+|lapack_\w+|catlas_\w+"
-    r"|[sdcz](gemm|gemv|symm|syrk|syr2k|trmm|trsm|ger|axpy|dot|scal|copy|swap|nrm2|asum)_+\w*)$"
+    r"|[sdcz](gemm|gemv|symm|syrk|syr2k|trmm|trsm|ger|axpy|dot|scal|copy|swap|nrm2|asum)_+)$"
 )
 
 _ASM = re.compile(r"\b(asm|__asm|__asm__)\b")
@@ -69,7 +69,7 @@ _FORBIDDEN_ATTRIBUTES = {"constructor", "destructor", "ifunc", "section", "alias
                          "visibility", "target_clones", "symver"}
 _IDENT = re.compile(r"([A-Za-z_]\w*)(\s*\()?")
 _INCLUDE = re.compile(r"^[ \t]*#[ \t]*(include|include_next|import)\b[ \t]*(.*)$", re.M)
-_DIRECTIVE_OTHER = re.compile(r"^[ \t]*#[ \t]*(embed)\b", re.M)
+_DIRECTIVE_OTHER = re.compile(r"^[ \t]*#[ \t]*(embed\b|line\b|\d)", re.M)
 
 #: Undefined symbols a candidate object may reference: memory, string, libm, OpenMP runtime.
 ALLOWED_UNDEFINED = frozenset("""
@@ -108,25 +108,35 @@ def _forbidden(detail: str) -> Violation:
     return Violation("forbidden", detail)
 
 
+def splice_lines(source: str) -> str:
+    """Join backslash-newline continuations, as the preprocessor's first phase does."""
+    return source.replace("\\\r\n", "").replace("\\\n", "")
+
+
 def strip_comments(source: str) -> str:
-    """Splice continued lines and blank out comments and string/char literals (keeps line count)."""
-    source = source.replace("\\\r\n", "").replace("\\\n", "")
+    """Blank out comments and the contents of string/char literals of spliced source.
+
+    The result has the same length as `source` and keeps every newline, so offsets
+    found in it point at the same text in `source`.
+    """
     out, i, n = [], 0, len(source)
     while i < n:
         c = source[i]
-        if source.startswith("//", i):
-            j = source.find("\n", i)
-            i = n if j < 0 else j
-        elif source.startswith("/*", i):
-            j = source.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out.append("\n" * source.count("\n", i, j) or " ")
+        if source.startswith("//", i) or source.startswith("/*", i):
+            if c == "/" and source[i + 1] == "/":
+                j = source.find("\n", i)
+                j = n if j < 0 else j
+            else:
+                j = source.find("*/", i + 2)
+                j = n if j < 0 else j + 2
+            out.append("".join(ch if ch == "\n" else " " for ch in source[i:j]))
             i = j
         elif c in "\"'":
             j = i + 1
             while j < n and source[j] != c and source[j] != "\n":
                 j += 2 if source[j] == "\\" else 1
-            out.append(c + " " * max(0, min(j, n) - i - 1) + c)
+            j = min(j, n - 1)
+            out.append(c + " " * (j - i - 1) + (source[j] if j > i else ""))
             i = j + 1
         else:
             out.append(c)
@@ -153,35 +163,44 @@ def _identifier_violation(code: str, problem: Problem) -> Violation | None:
 
 def check_source(source: str, problem: Problem) -> Violation | None:
     """Text-level checks of the candidate source as written."""
-    # Includes are read before comment stripping blanks string literals ("file.h").
-    spliced = strip_comments(re.sub(r'"([^"\n]*)"', lambda m: "<" + m.group(1) + ">", source))
-    for m in _INCLUDE.finditer(spliced):
-        kind, target = m.group(1), m.group(2).strip()
+    spliced = splice_lines(source)
+    code = strip_comments(spliced)
+    for m in _INCLUDE.finditer(code):
+        kind, target = m.group(1), spliced[m.start(2):m.end(2)].strip()  # the literal text, unblanked
         header = re.fullmatch(r"<\s*([\w./+-]+)\s*>", target)
         if kind != "include" or not header:
             return _forbidden(f"#{kind} {target} is not an allowed include")
         if header.group(1) not in problem.allowed_headers:
             allowed = ", ".join(problem.allowed_headers)
             return _forbidden(f"includes <{header.group(1)}>, which is not allowed (allowed: {allowed})")
-    if _DIRECTIVE_OTHER.search(spliced):
-        return _forbidden("#embed is not allowed")
-    return _identifier_violation(strip_comments(source), problem)
+    m = _DIRECTIVE_OTHER.search(code)
+    if m:
+        # #line and line markers would make the preprocessed check lose track of the candidate's lines.
+        return _forbidden(f"the directive #{m.group(1)} is not allowed")
+    return _identifier_violation(code, problem)
+
+
+_BUILTIN_FILES = ("<built-in>", "<command-line>")
 
 
 def candidate_lines(preprocessed: str, filename: str) -> tuple[str, list[str]]:
-    """Split `gcc -E` output: (text of the candidate file's own lines, headers it included directly)."""
-    own, headers, current, depth_one = [], [], None, False
+    """Split `gcc -E` output: (text of the candidate file's own lines, headers it included directly).
+
+    A line marker that switches file without the enter/return flags comes from a
+    #line directive; whatever follows it is counted as the candidate's own code.
+    """
+    own, headers, current, in_candidate = [], [], None, False
     for line in preprocessed.splitlines():
         m = re.match(r'^# (\d+) "([^"]*)"((?: \d)*)', line)
         if m:
-            current = m.group(2)
-            flags = m.group(3).split()
-            # Flag 1 = entering a file; it is a direct include when we come from the candidate.
-            if "1" in flags and depth_one:
-                headers.append(current)
-            depth_one = current == filename
+            name, flags = m.group(2), m.group(3).split()
+            if "1" in flags and in_candidate:  # entering a header straight from the candidate
+                headers.append(name)
+            relined = not flags and name not in (filename, *_BUILTIN_FILES)
+            in_candidate = name == filename or relined or (in_candidate and name == current and not flags)
+            current = name
             continue
-        if current == filename:
+        if in_candidate:
             own.append(line)
     return "\n".join(own), headers
 

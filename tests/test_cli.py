@@ -1,0 +1,78 @@
+"""The `lab` command line: exact interface of score, score-batch, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import KERNELS, ROOT
+
+NAIVE = KERNELS / "legit" / "naive.c"
+FAST_FLAGS = ["--n", "96"]
+
+
+def lab(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "lab.cli", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=300)
+
+
+def test_score_json_last_line_is_the_result():
+    out = lab("score", str(NAIVE), "--problem", "dgemm", *FAST_FLAGS, "--json")
+    assert out.returncode == 0, out.stderr
+    record = json.loads(out.stdout.strip().splitlines()[-1])
+    for key in ("status", "reward", "gflops", "baseline_gflops", "speedup", "time_s", "detail"):
+        assert key in record
+    assert record["status"] == "ok" and record["gflops"] > 0 and record["n"] == 96
+
+
+def test_score_failing_kernel_still_exits_zero():
+    out = lab("score", str(KERNELS / "hostile" / "no_work_empty_body.c"), *FAST_FLAGS, "--json")
+    assert out.returncode == 0
+    record = json.loads(out.stdout.strip().splitlines()[-1])
+    assert record["status"] == "wrong_result" and record["gflops"] is None and record["reward"] == -10
+
+
+def test_score_chat_completion_file():
+    out = lab("score", str(KERNELS / "legit" / "chat_blocked_omp.md"), *FAST_FLAGS, "--threads", "2")
+    assert out.returncode == 0 and out.stdout.startswith("ok")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["score", "missing.c"], "no such file: missing.c"),
+    (["score", str(NAIVE), "--problem", "nope"], "unknown problem 'nope'"),
+    (["score", str(NAIVE), "--threads", "0"], "must be positive"),
+    (["score"], "required"),
+])
+def test_bad_usage_is_one_clear_line(args, message):
+    out = lab(*args)
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and lines[0].startswith("lab: error:")
+
+
+def test_score_batch_joins_results_by_id(tmp_path):
+    records = [
+        {"id": "a", "completion": NAIVE.read_text()},
+        {"id": "b", "completion": "no code here"},
+        {"id": "c", "completion": (KERNELS / "legit" / "dgemv_naive.c").read_text(), "problem": "dgemv"},
+        {"id": "d", "completion": NAIVE.read_text()},
+    ]
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    out_path = tmp_path / "out.jsonl"
+    out = lab("score-batch", str(src), "--out", str(out_path), *FAST_FLAGS)
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in out_path.read_text().splitlines()]
+    assert [r["id"] for r in rows] == ["a", "b", "c", "d"]
+    assert [r["status"] for r in rows] == ["ok", "format_error", "ok", "ok"]
+    assert rows[2]["problem"] == "dgemv" and rows[3]["cached"]
+
+
+def test_score_batch_rejects_bad_jsonl(tmp_path):
+    src = tmp_path / "bad.jsonl"
+    src.write_text('{"id": 1, "completion": "x"}\nnot json\n')
+    out = lab("score-batch", str(src), "--out", str(tmp_path / "o.jsonl"))
+    assert out.returncode == 2 and "bad.jsonl:2: not JSON" in out.stderr

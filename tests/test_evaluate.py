@@ -1,0 +1,116 @@
+"""evaluate / evaluate_batch: statuses, baseline, cache, duplicates, the parent's cross-check."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import pytest
+
+from lab import evaluate as ev
+from lab import sandbox
+from lab.evaluate import EvalConfig, evaluate, evaluate_batch, parse_report
+from lab.problems import load_problem
+from tests.conftest import KERNELS
+
+SMALL = EvalConfig(n=96, min_time_s=0.02, min_reps=3, baseline_min_time_s=0.01, run_timeout_s=5)
+NAIVE = (KERNELS / "legit" / "naive.c").read_text()
+
+
+def test_ok_result_carries_performance_and_baseline():
+    r = evaluate(NAIVE, "dgemm", dataclasses.replace(SMALL, cache=False))
+    assert r.status == "ok" and r.reward == r.gflops
+    assert r.gflops == pytest.approx(2 * 96**3 / r.time_s * 1e-9, rel=1e-6)
+    assert r.speedup == pytest.approx(r.gflops / r.baseline_gflops)
+    assert r.compile_s > 0 and r.run_s > 0 and r.reps >= 3 and r.n == 96
+
+
+def test_duplicates_are_measured_once_and_cache_hits_are_cheap():
+    text = NAIVE + "\n/* cache test */\n"
+    results = evaluate_batch([text, text, text], "dgemm", SMALL, progress=False)
+    assert [r.cached for r in results] == [False, True, True]
+    assert len({r.gflops for r in results}) == 1
+    t0 = time.monotonic()
+    again = evaluate(text, "dgemm", SMALL)
+    cost = time.monotonic() - t0
+    assert again.cached and again.gflops == results[0].gflops
+    assert cost < 0.02 * (results[0].compile_s + results[0].run_s) + 0.01
+
+
+def test_reward_config_change_does_not_remeasure():
+    text = NAIVE + "\n/* reward test */\n"
+    first = evaluate(text, "dgemm", SMALL)
+    from lab.reward import RewardConfig
+    second = evaluate(text, "dgemm", dataclasses.replace(SMALL, reward=RewardConfig(positive="speedup")))
+    assert second.cached and second.reward == pytest.approx(first.speedup)
+
+
+def test_batch_keeps_input_order_across_statuses():
+    texts = ["nothing", NAIVE, "void dgemm(int n, const double *A, const double *B, double *C) { oops }"]
+    statuses = [r.status for r in evaluate_batch(texts, "dgemm", SMALL, progress=False)]
+    assert statuses == ["format_error", "ok", "compile_error"]
+
+
+def test_threads_are_explicit():
+    omp = """#include <omp.h>
+    void dgemm(int n, const double *A, const double *B, double *C) {
+        /* Correct only when exactly two threads run: proves OMP_NUM_THREADS reaches the kernel. */
+        int t = omp_get_max_threads();
+        for (int i = 0; i < n * n; i++) C[i] = 0.0;
+        if (t != 2) return;
+        #pragma omp parallel for
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < n; k++)
+                for (int j = 0; j < n; j++) C[i * n + j] += A[i * n + k] * B[k * n + j];
+    }"""
+    cfg = dataclasses.replace(SMALL, cache=False)
+    assert evaluate(omp, "dgemm", dataclasses.replace(cfg, threads=2)).status == "ok"
+    assert evaluate(omp, "dgemm", dataclasses.replace(cfg, threads=1)).status == "wrong_result"
+
+
+def test_parse_report():
+    assert parse_report(b"status ok\ndetail n=3 call 1: bad\n") == {"status": "ok", "detail": "n=3 call 1: bad"}
+
+
+def _run(result: bytes, wall_s: float = 10.0) -> sandbox.RunOutcome:
+    return sandbox.RunOutcome(returncode=0, signal=None, timed_out=False, wall_s=wall_s, cpu_s=1.0,
+                              output="", output_bytes=0, result=result)
+
+
+def _report(problem, seed=5, n=96, odd=77, time_s=0.001, reps=300, nonce="abc", total=None, checksum=None):
+    ref = problem.reference(seed, odd)
+    s, a = checksum or (float(ref.sum()), float(abs(ref).sum()))
+    total = total if total is not None else time_s * reps
+    return (f"nonce {nonce}\nstatus ok\ndetail -\ncheck_seed {seed}\ncheck_n {odd}\ncheck_sum {s!r}\n"
+            f"check_abs_sum {a!r}\nn {n}\nthreads 1\nreps {reps}\ntimed_total_s {total}\ntime_s {time_s}\n"
+            f"gflops {problem.flops(n) / time_s * 1e-9}\nbaseline_gflops 1.0\n").encode()
+
+
+@pytest.mark.parametrize("tamper, status", [
+    ({}, "ok"),
+    ({"nonce": "forged"}, "runtime_error"),
+    ({"checksum": (123.0, 456.0)}, "wrong_result"),
+    ({"total": 50.0}, "wrong_result"),  # more timed seconds than the whole run took
+    ({"reps": 1, "total": 0.3}, "wrong_result"),  # fewer calls than the protocol makes
+    ({"n": 64}, "wrong_result"),  # a report for another size
+])
+def test_parent_cross_check_rejects_forged_reports(tamper, status):
+    """A report the driver did not write (or one about other work) must not pass."""
+    problem = load_problem("dgemm")
+    cfg = dataclasses.replace(SMALL, odd_n=77)
+    result = ev._verdict(_run(_report(problem, **tamper)), "abc", problem, cfg, sandbox.Limits())
+    assert result.status == status, result.detail
+
+
+def test_verdict_maps_signals_and_limits():
+    problem, cfg, limits = load_problem("dgemm"), SMALL, sandbox.Limits(cpu_s=10)
+    crash = dataclasses.replace(_run(b""), returncode=None, signal=11)
+    assert ev._verdict(crash, "x", problem, cfg, limits).detail.startswith("killed by SIGSEGV")
+    cpu = dataclasses.replace(_run(b""), returncode=None, signal=24)
+    assert ev._verdict(cpu, "x", problem, cfg, limits).status == "timeout"
+    flood = dataclasses.replace(_run(b""), returncode=None, signal=25)
+    assert "output flood" in ev._verdict(flood, "x", problem, cfg, limits).detail
+    left = dataclasses.replace(_run(_report(problem)), killed=2)
+    assert ev._verdict(left, "abc", problem, cfg, limits).status == "runtime_error"
+    silent = _run(b"")
+    assert ev._verdict(silent, "x", problem, cfg, limits).detail == "ended without a valid report"

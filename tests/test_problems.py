@@ -1,0 +1,190 @@
+"""lab.problems: problem specs, the flop-formula compiler, and the input generator, which must
+reproduce harness/bench.h's bench_fill() bit for bit (checked against the compiled C code).
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import numpy as np
+import pytest
+
+from lab.problems import HARNESS_DIR, UnknownProblem, _compile_flops, generate, list_problems, load_problem
+
+# bench.h supplies main(); rename it and stub the problem hooks so that a main of our own
+# can print bench_fill() output as exact hex floats.
+GEN_MAIN = r"""
+#define main bench_main
+#include "{bench_h}"
+#undef main
+static void problem_alloc(int max_n) {{ (void)max_n; }}
+static void problem_fill(int n, uint64_t seed) {{ (void)n; (void)seed; }}
+static void problem_call(int n) {{ (void)n; }}
+static void problem_call_baseline(int n) {{ (void)n; }}
+static int problem_check_full(int n, double tol, char *why, size_t len) {{ (void)n; (void)tol; (void)why; (void)len; return 0; }}
+static int problem_check_fast(int n, double tol, uint64_t seed, char *why, size_t len) {{ (void)n; (void)tol; (void)seed; (void)why; (void)len; return 0; }}
+static double problem_flops(int n) {{ return n; }}
+static void problem_checksum(int n, double *sum, double *abs_sum) {{ (void)n; *sum = *abs_sum = 0; }}
+
+int main(int argc, char **argv) {{
+    if (argc != 4) return 2;
+    uint64_t seed = strtoull(argv[1], NULL, 10), stream = strtoull(argv[2], NULL, 10);
+    size_t count = strtoull(argv[3], NULL, 10);
+    double *x = malloc(count * sizeof(double) + 1);
+    bench_fill(x, count, seed, stream);
+    for (size_t i = 0; i < count; i++) printf("%a\n", x[i]);
+    free(x);
+    return 0;
+}}
+"""
+
+
+@pytest.fixture(scope="module")
+def c_generator(tmp_path_factory):
+    """Path of a compiled program: `gen SEED STREAM COUNT` prints bench_fill's values with %a."""
+    tmp = tmp_path_factory.mktemp("gen")
+    (tmp / "gen.c").write_text(GEN_MAIN.format(bench_h=HARNESS_DIR / "bench.h"))
+    subprocess.run(["gcc", "-O2", "-fopenmp", "gen.c", "-o", "gen", "-lm"], cwd=tmp, check=True,
+                   capture_output=True, text=True)
+    return tmp / "gen"
+
+
+def c_fill(gen, seed: int, stream: int, count: int) -> np.ndarray:
+    out = subprocess.run([str(gen), str(seed), str(stream), str(count)], check=True, capture_output=True,
+                         text=True).stdout
+    return np.array([float.fromhex(v) for v in out.split()], dtype=np.float64)
+
+
+# ---- specs ----------------------------------------------------------------------------
+
+
+def test_list_problems_includes_dgemm_and_dgemv():
+    names = list_problems()
+    assert "dgemm" in names and "dgemv" in names
+    assert names == sorted(names)
+
+
+def test_unknown_problem_names_the_known_ones():
+    with pytest.raises(UnknownProblem) as err:
+        load_problem("dgemmm")
+    message = str(err.value)
+    assert "'dgemmm'" in message and "dgemm" in message and "dgemv" in message
+    assert isinstance(err.value, ValueError)
+
+
+def test_load_problem_fields():
+    p = load_problem("dgemv")
+    assert p.function == "dgemv"
+    assert p.signature == "void dgemv(int n, const double *A, const double *x, double *y)"
+    assert [a.name for a in p.inputs] == ["A", "x"] and p.output.name == "y"
+    assert p.inputs[0].dims(5) == (5, 5) and p.inputs[1].dims(5) == (5,)
+    assert "stdio.h" not in p.allowed_headers and "immintrin.h" in p.allowed_headers
+    assert p.driver_path == HARNESS_DIR / "dgemv" / "driver.c"
+    assert load_problem("dgemv") is p  # cached
+
+
+def test_fingerprints_differ_between_problems_and_are_stable():
+    assert load_problem("dgemm").fingerprint() == load_problem("dgemm").fingerprint()
+    assert load_problem("dgemm").fingerprint() != load_problem("dgemv").fingerprint()
+
+
+def test_flops():
+    assert load_problem("dgemm").flops(256) == 2 * 256**3
+    assert load_problem("dgemm").flops(77) == 2 * 77**3
+    assert load_problem("dgemv").flops(1024) == 2 * 1024**2
+    assert type(load_problem("dgemm").flops(3)) is float
+
+
+# ---- the flop-formula compiler --------------------------------------------------------
+
+
+@pytest.mark.parametrize(("expr", "n", "expected"), [
+    ("2 * n**3", 4, 128), ("n * (n + 1) // 2", 10, 55), ("-n + 3 * n - 1.5", 2, 2.5), ("n / 4", 2, 0.5),
+])
+def test_flops_formula_arithmetic(expr, n, expected):
+    assert _compile_flops(expr)(n) == expected
+
+
+@pytest.mark.parametrize("expr", [
+    "__import__('os')",
+    "__import__('os').system('true')",
+    "abs(n)",
+    "m * 2",
+    "n.bit_length()",
+    "n.real",
+    "(lambda: 1)()",
+    "[n][0]",
+    "n if n else 1",
+])
+def test_flops_formula_rejects_names_calls_and_other_syntax(expr):
+    with pytest.raises(ValueError, match="only arithmetic on n"):
+        _compile_flops(expr)
+
+
+@pytest.mark.parametrize("expr", ["'a' * n", "'2' * n"])
+def test_flops_formula_rejects_string_constants(expr):
+    try:
+        _compile_flops(expr)
+    except ValueError:
+        return
+    raise AssertionError(f"{expr!r} was accepted")
+
+
+def test_flops_formula_syntax_error():
+    with pytest.raises(SyntaxError):
+        _compile_flops("2 * n **")
+
+
+# ---- generate() against the C generator -----------------------------------------------
+
+
+@pytest.mark.parametrize(("seed", "stream", "count"), [
+    (1, 0, 17),
+    (1, 1, 17),
+    (0, 0, 5),
+    (1000003 * 42 + 6, 2, 300),
+    (2**64 - 1, 0, 33),
+    (2**63 + 12345, 7, 64),
+])
+def test_generate_matches_bench_fill_bit_for_bit(c_generator, seed, stream, count):
+    want = c_fill(c_generator, seed, stream, count)
+    got = generate(seed, stream, (count,))
+    assert got.dtype == np.float64 and got.shape == (count,)
+    assert got.tobytes() == want.tobytes()
+
+
+def test_generate_shape_is_row_major_over_the_same_sequence(c_generator):
+    flat = c_fill(c_generator, 9, 1, 12)
+    assert np.array_equal(generate(9, 1, (3, 4)), flat.reshape(3, 4))
+
+
+def test_generate_range_and_streams_differ():
+    a, b = generate(5, 0, (4000,)), generate(5, 1, (4000,))
+    assert a.min() >= -1.0 and a.max() < 1.0
+    assert abs(a.mean()) < 0.05 and a.std() > 0.5
+    assert not np.array_equal(a, b)
+    assert not np.array_equal(a, generate(6, 0, (4000,)))
+
+
+# ---- inputs and reference -------------------------------------------------------------
+
+
+def test_make_inputs_uses_one_stream_per_input():
+    A, B = load_problem("dgemm").make_inputs(3, 6)
+    assert A.shape == B.shape == (6, 6)
+    assert np.array_equal(A, generate(3, 0, (6, 6))) and np.array_equal(B, generate(3, 1, (6, 6)))
+
+
+def test_dgemm_reference_is_A_times_B():
+    p = load_problem("dgemm")
+    A, B = p.make_inputs(11, 7)
+    naive = np.array([[sum(A[i, k] * B[k, j] for k in range(7)) for j in range(7)] for i in range(7)])
+    assert np.array_equal(p.reference(11, 7), A @ B)
+    assert np.allclose(p.reference(11, 7), naive, rtol=0, atol=1e-13)
+
+
+def test_dgemv_reference_is_A_times_x():
+    p = load_problem("dgemv")
+    A, x = p.make_inputs(2, 9)
+    assert x.shape == (9,)
+    assert np.allclose(p.reference(2, 9), A @ x, rtol=0, atol=1e-14)

@@ -1,0 +1,174 @@
+"""lab.reward: penalty tiers, positive terms, and TRL-contract reward functions (with a fake evaluator)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from lab.evaluate import EvalResult
+from lab.reward import STATUSES, RewardConfig, completion_text, make_reward_fn, reward_from_result
+
+
+class FakeEvaluator:
+    """Records each call; scores a text by a table, 'ok' texts earn gflops = their length."""
+
+    def __init__(self, statuses: dict[str, str] | None = None):
+        self.statuses = statuses or {}
+        self.calls: list[tuple[list[str], str]] = []
+
+    def __call__(self, texts, problem):
+        self.calls.append((list(texts), problem))
+        out = []
+        for t in texts:
+            status = self.statuses.get(t, "ok")
+            out.append(EvalResult(status=status, gflops=float(len(t)), speedup=2.0) if status == "ok"
+                       else EvalResult(status=status))
+        return out
+
+
+# ---- RewardConfig and reward_from_result ----------------------------------------------
+
+
+def test_default_penalties_match_the_tiers():
+    assert RewardConfig().penalties == {
+        "format_error": -100.0, "forbidden": -100.0, "compile_error": -40.0,
+        "timeout": -30.0, "runtime_error": -20.0, "wrong_result": -10.0,
+    }
+    assert RewardConfig().positive == "gflops"
+
+
+@pytest.mark.parametrize(("status", "expected"), [
+    ("format_error", -100.0), ("forbidden", -100.0), ("compile_error", -40.0),
+    ("timeout", -30.0), ("runtime_error", -20.0), ("wrong_result", -10.0),
+])
+def test_failure_status_reward(status, expected):
+    r = reward_from_result(EvalResult(status=status), RewardConfig())
+    assert r == expected and type(r) is float
+
+
+@pytest.mark.parametrize("status", STATUSES)
+def test_every_status_maps_to_a_float(status):
+    result = EvalResult(status=status, gflops=3.5, speedup=1.5) if status == "ok" else EvalResult(status=status)
+    assert type(reward_from_result(result, RewardConfig())) is float
+
+
+def test_penalties_are_ordered_from_worst_to_mildest():
+    p = RewardConfig().penalties
+    assert p["forbidden"] == p["format_error"] < p["compile_error"] < p["timeout"] < p["runtime_error"] \
+        < p["wrong_result"] < 0
+
+
+def test_custom_penalties_are_used():
+    cfg = RewardConfig(penalties={**RewardConfig().penalties, "timeout": -7})
+    assert reward_from_result(EvalResult(status="timeout"), cfg) == -7.0
+
+
+@pytest.mark.parametrize(("positive", "expected"), [
+    ("gflops", 12.5), ("speedup", 6.0), ("log_speedup", math.log1p(6.0)),
+])
+def test_positive_terms(positive, expected):
+    r = reward_from_result(EvalResult(status="ok", gflops=12.5, speedup=6.0), RewardConfig(positive=positive))
+    assert r == pytest.approx(expected) and type(r) is float
+
+
+def test_log_speedup_is_log1p():
+    cfg = RewardConfig(positive="log_speedup")
+    assert reward_from_result(EvalResult(status="ok", gflops=1.0, speedup=math.e - 1), cfg) == pytest.approx(1.0)
+    assert reward_from_result(EvalResult(status="ok", gflops=1.0, speedup=0.0), cfg) == 0.0
+
+
+def test_invalid_positive_term_raises():
+    with pytest.raises(ValueError, match="unknown positive reward term 'time'"):
+        RewardConfig(positive="time")
+
+
+def test_missing_penalties_raise():
+    with pytest.raises(ValueError, match="missing for: compile_error, timeout"):
+        RewardConfig(penalties={"format_error": -1.0, "forbidden": -1.0, "runtime_error": -1.0, "wrong_result": -1.0})
+
+
+def test_config_is_hashable_and_compares_by_value():
+    assert hash(RewardConfig()) == hash(RewardConfig())
+    assert RewardConfig() == RewardConfig() and RewardConfig() != RewardConfig(positive="speedup")
+
+
+# ---- completion_text ------------------------------------------------------------------
+
+
+def test_completion_text_of_str():
+    assert completion_text("void dgemm() {}") == "void dgemm() {}"
+
+
+def test_completion_text_of_messages():
+    messages = [{"role": "assistant", "content": "```c\nint x;\n```"}]
+    assert completion_text(messages) == "```c\nint x;\n```"
+
+
+def test_completion_text_of_several_messages_concatenates():
+    assert completion_text([{"role": "assistant", "content": "ab"}, {"role": "assistant", "content": "cd"}]) == "abcd"
+
+
+def test_completion_text_of_dict():
+    assert completion_text({"role": "assistant", "content": "int y;"}) == "int y;"
+    assert completion_text({"role": "assistant"}) == ""
+
+
+@pytest.mark.parametrize("bad", [None, 42, b"bytes", ("tuple",)])
+def test_completion_text_rejects_other_types(bad):
+    with pytest.raises(TypeError, match=type(bad).__name__):
+        completion_text(bad)
+
+
+# ---- make_reward_fn (TRL contract) ----------------------------------------------------
+
+
+def test_reward_fn_plain_strings_keeps_length_and_order():
+    fake = FakeEvaluator({"bad": "compile_error", "evil": "forbidden"})
+    fn = make_reward_fn("dgemm", evaluator=fake)
+    rewards = fn(["abc", "bad", "abcdefg", "evil"])
+    assert rewards == [3.0, -40.0, 7.0, -100.0]
+    assert all(type(r) is float for r in rewards)
+    assert fake.calls == [(["abc", "bad", "abcdefg", "evil"], "dgemm")]
+
+
+def test_reward_fn_chat_messages():
+    fake = FakeEvaluator({"slow": "timeout"})
+    fn = make_reward_fn("dgemm", evaluator=fake)
+    batch = [[{"role": "assistant", "content": "slow"}], [{"role": "assistant", "content": "fast!"}]]
+    assert fn(batch) == [-30.0, 5.0]
+    assert fake.calls == [(["slow", "fast!"], "dgemm")]
+
+
+def test_reward_fn_accepts_trl_keyword_arguments():
+    fake = FakeEvaluator()
+    fn = make_reward_fn("dgemm", RewardConfig(positive="speedup"), evaluator=fake)
+    rewards = fn(completions=["x", "yy"], prompts=["p1", "p2"], completion_ids=[[1, 2], [3]],
+                 trainer_state=object(), some_dataset_column=["a", "b"])
+    assert rewards == [2.0, 2.0]
+
+
+def test_reward_fn_problem_column_routes_each_row():
+    fake = FakeEvaluator({"v-bad": "wrong_result"})
+    fn = make_reward_fn("dgemm", evaluator=fake)
+    texts = ["m1", "v-bad", "mm2", "vvv3", "m4"]
+    problems = ["dgemm", "dgemv", "dgemm", "dgemv", "dgemm"]
+    assert fn(texts, problem=problems) == [2.0, -10.0, 3.0, 4.0, 2.0]
+    assert sorted(fake.calls, key=lambda c: c[1]) == [(["m1", "mm2", "m4"], "dgemm"), (["v-bad", "vvv3"], "dgemv")]
+
+
+def test_reward_fn_problem_column_overrides_the_default():
+    fake = FakeEvaluator()
+    fn = make_reward_fn("dgemm", evaluator=fake)
+    fn(["a", "b"], problem=["dgemv", "dgemv"])
+    assert fake.calls == [(["a", "b"], "dgemv")]
+
+
+def test_reward_fn_empty_batch():
+    fake = FakeEvaluator()
+    assert make_reward_fn("dgemm", evaluator=fake)([]) == []
+
+
+def test_reward_fn_name_names_problem_and_term():
+    fn = make_reward_fn("dgemv", RewardConfig(positive="log_speedup"), evaluator=FakeEvaluator())
+    assert fn.__name__ == "dgemv_log_speedup_reward"
