@@ -37,10 +37,12 @@ calibrate: $(STAMP)
 	$(BIN)/lab calibrate --out results/machine.json
 
 score-examples: $(STAMP)
-	$(BIN)/lab score-examples --out results/examples
+	rm -rf results/examples
+	$(BIN)/lab score-examples --no-cache --threads 1 --out results/examples
+	$(BIN)/lab score-examples --no-cache --threads 2 --out results/examples
 
 bench-harness: $(STAMP)
-	$(BIN)/python -m lab.bench_harness
+	$(BIN)/python -m lab.bench_harness --out results/bench_harness.json
 
 clean:
 	rm -rf .cache build

@@ -116,10 +116,10 @@ def cmd_score_examples(args: argparse.Namespace) -> int:
             continue
         results = evaluate_batch([f.read_text() for f in files], problem, config)
         rows = [{"example": f.name, **r.to_dict()} for f, r in zip(files, results)]
-        (out_dir / f"{problem}.json").write_text(json.dumps(
+        (out_dir / f"{problem}_t{config.threads}.json").write_text(json.dumps(
             {"problem": problem, "config": {"n": config.n or load_problem(problem).default_n,
                                             "threads": config.threads}, "results": rows}, indent=1) + "\n")
-        print(f"{problem}:")
+        print(f"{problem} ({config.threads} thread{'s' if config.threads > 1 else ''}):")
         for f, r in zip(files, results):
             print(f"  {f.name:34s} {_summary(r)}")
     print(f"wrote {out_dir}/")

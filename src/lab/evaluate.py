@@ -292,7 +292,10 @@ def evaluate_batch(completions: Iterable[str], problem: str | Problem, config: E
             todo.append(text)
     if todo:
         slots = max(1, len(os.sched_getaffinity(0)) // config.threads)
-        n_jobs = min(n_jobs or slots, slots, len(todo))
+        if backend in (None, "loky", "multiprocessing", "threading"):
+            n_jobs = min(n_jobs or slots, slots, len(todo))  # one job per local core slot
+        else:  # a cluster backend: each worker node locks its own CPUs
+            n_jobs = n_jobs or -1
         jobs = (joblib.delayed(measure)(text, problem.name, measure_cfg, fingerprint, i % n_jobs)
                 for i, text in enumerate(todo))
         if n_jobs == 1:
