@@ -114,3 +114,16 @@ def test_verdict_maps_signals_and_limits():
     assert ev._verdict(left, "abc", problem, cfg, limits).status == "runtime_error"
     silent = _run(b"")
     assert ev._verdict(silent, "x", problem, cfg, limits).detail == "ended without a valid report"
+
+
+@pytest.mark.parametrize("name", ["dgemm", "dgemv"])
+def test_driver_exports_only_main(name):
+    """Reference and baseline are static: a candidate cannot call or replace them by name."""
+    import subprocess
+
+    from lab.build import BuildConfig, driver_object
+
+    obj = driver_object(load_problem(name), BuildConfig())
+    symbols = subprocess.run(["nm", "-P", "--defined-only", "--extern-only", str(obj)], capture_output=True,
+                             text=True, check=True).stdout.split("\n")
+    assert [line.split()[0] for line in symbols if line.strip()] == ["main"]
