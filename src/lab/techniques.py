@@ -1,0 +1,196 @@
+"""The optimization-technique taxonomy and a detector: C source -> set of techniques.
+
+    >>> sorted(detect("void f(int n, double *x) {\\n#pragma omp parallel for\\n"
+    ...               "for (int i = 0; i < n; i++) x[i] = 0; }"))
+    ['openmp']
+
+The detector reads the source text (comments and strings blanked) with
+heuristics that match how each technique shows up in C:
+
+- loop_reorder: the innermost loop of the update walks along a row of the output
+  (`C[... + j] +=` or `C[...] = ...` indexed by the innermost loop variable), i.e.
+  not the textbook "dot product into a scalar" order;
+- cache_blocking: loops that step by a tile (a constant >= 16 or a tile-named
+  constant) with an inner loop bounded by a min() of the tile end and n;
+- unrolling: an unroll pragma, or a loop stepping by a constant whose body uses
+  several consecutive offsets of its variable (`[k]`, `[k + 1]`, ...);
+- simd: vector intrinsics or types (`_mm256_*`, `__m512d`), `#pragma omp simd`,
+  or GCC vector extensions;
+- openmp: an OpenMP parallel construct;
+- packing: a copy of an input into a separate buffer (heap or static) laid out
+  for the kernel;
+- register_blocking: several named accumulators covering a block of the output
+  held in registers across the innermost loop (>= 4 scalar or vector accumulators).
+
+It is a heuristic: `tests/test_techniques.py` pins its behaviour on varied styles.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lab.static_check import splice_lines, strip_comments
+
+TECHNIQUES = ("loop_reorder", "cache_blocking", "unrolling", "simd", "openmp", "packing", "register_blocking")
+
+_FOR = re.compile(r"\bfor\s*\(([^;]*);([^;]*);([^)]*)\)")
+_STEP = re.compile(r"(\w+)\s*(?:\+=\s*([\w]+)|=\s*\1\s*\+\s*([\w]+))")
+_TILE_NAME = re.compile(r"^(?:[A-Z_]*(?:B|BS|BLK|BLOCK|TILE|T|KC|MC|NC|NB|MB|KB)[A-Z0-9_]*|[a-z_]*(?:blk|block|tile|bs|kc|mc|nc)\w*)$")
+_MIN_BOUND = re.compile(r"\b(?:MIN|min|imin|min_i|MINI|mini|fmin)\s*\(|\?")
+_SIMD = re.compile(r"\b_mm(?:256|512)?_\w+\s*\(|\b__m(?:128|256|512)d?\b|#\s*pragma\s+omp\s+(?:parallel\s+for\s+)?simd\b"
+                   r"|#\s*pragma\s+omp\s+for\s+simd\b|\bvector_size\s*\(|#\s*pragma\s+GCC\s+ivdep")
+_OPENMP = re.compile(r"#\s*pragma\s+omp\s+(?:parallel|for|task|taskloop|sections)\b")
+_UNROLL_PRAGMA = re.compile(r"#\s*pragma\s+(?:GCC\s+)?unroll\b|__attribute__\s*\(\(\s*optimize\s*\(\s*\"unroll")
+_ALLOC = re.compile(r"\b(?:malloc|calloc|aligned_alloc|posix_memalign|_mm_malloc)\s*\(")
+_STATIC_BUF = re.compile(r"\bstatic\s+(?:_Alignas\s*\(\s*\d+\s*\)\s*)?(?:double|float)\s+\w+\s*\[")
+_VEC_DECL = re.compile(r"\b__m(?:256|512)d\s+(\w+(?:\s*,\s*\w+)*)")
+_SCALAR_ACC = re.compile(r"\b(?:double|register\s+double)\s+((?:[a-zA-Z]+\d+\s*(?:=\s*[^,;]+)?\s*,\s*)+[a-zA-Z]+\d+\s*(?:=\s*[^,;]+)?)\s*;")
+
+
+def _code(source: str) -> str:
+    return strip_comments(splice_lines(source))
+
+
+def _loops(code: str) -> list[tuple[int, str, str | None, str]]:
+    """(position, loop variable, step, condition) of each for loop."""
+    out = []
+    for m in _FOR.finditer(code):
+        init, cond, inc = m.group(1), m.group(2), m.group(3)
+        var = re.findall(r"(\w+)\s*=", init)
+        var = var[-1] if var else (re.findall(r"\w+", inc) or [""])[0]
+        step = None
+        s = _STEP.search(inc)
+        if s and s.group(1) == var:
+            step = s.group(2) or s.group(3)
+        out.append((m.start(), var, step, cond))
+    return out
+
+
+def _is_tile_step(step: str | None) -> bool:
+    if step is None:
+        return False
+    if step.isdigit():
+        return int(step) >= 16
+    return bool(_TILE_NAME.match(step))
+
+
+def _body(code: str, pos: int) -> str:
+    """The statement or block that follows the for-header starting at `pos`."""
+    i = code.index(")", code.index("(", pos))
+    depth = 0
+    j = code.index("(", pos)
+    while j < len(code):  # the header's closing parenthesis
+        if code[j] == "(":
+            depth += 1
+        elif code[j] == ")":
+            depth -= 1
+            if depth == 0:
+                i = j
+                break
+        j += 1
+    rest = code[i + 1:]
+    stripped = rest.lstrip()
+    if not stripped.startswith("{"):
+        if stripped.startswith("for"):
+            inner = _body(rest, rest.index("for"))
+            return rest[: rest.index("for")] + rest[rest.index("for"):].split(inner, 1)[0] + inner
+        return rest.split(";", 1)[0] + ";"
+    start = rest.index("{")
+    depth = 0
+    for k in range(start, len(rest)):
+        depth += rest[k] == "{"
+        depth -= rest[k] == "}"
+        if depth == 0:
+            return rest[start:k + 1]
+    return rest[start:]
+
+
+def _innermost_loops(code: str) -> list[tuple[str, str]]:
+    """(variable, body) of loops that contain no other loop."""
+    out = []
+    for pos, var, _, _ in _loops(code):
+        body = _body(code, pos)
+        if not _FOR.search(body) and not re.search(r"\bwhile\s*\(", body):
+            out.append((var, body))
+    return out
+
+
+def detect(source: str) -> set[str]:
+    """The set of techniques (names from TECHNIQUES) the source uses."""
+    code = _code(source)
+    found: set[str] = set()
+    if _OPENMP.search(code):
+        found.add("openmp")
+    if _SIMD.search(code):
+        found.add("simd")
+    loops = _loops(code)
+    tile_vars = {var for _, var, step, _ in loops if _is_tile_step(step)}
+    # Tiles: a loop steps by a tile, and an inner loop starts at its variable or is clipped by a min().
+    starts_at_tile = any(re.search(rf"=\s*({'|'.join(map(re.escape, tile_vars))})\s*;", code[pos:pos + 120])
+                         for pos, *_ in loops) if tile_vars else False
+    if tile_vars and (starts_at_tile or _MIN_BOUND.search(code)):
+        found.add("cache_blocking")
+    if _UNROLL_PRAGMA.search(code) or _manual_unroll(code, loops):
+        found.add("unrolling")
+    if _packing(code):
+        found.add("packing")
+    if _register_blocking(code):
+        found.add("register_blocking")
+    if _reordered(code):
+        found.add("loop_reorder")
+    return found
+
+
+def _manual_unroll(code: str, loops) -> bool:
+    for pos, var, step, _ in loops:
+        if not var or step is None or not step.isdigit() or int(step) < 2:
+            continue
+        body = _body(code, pos)
+        offsets = {int(o) for o in re.findall(rf"\b{re.escape(var)}\s*\+\s*(\d+)\s*\]", body)}
+        offsets |= {int(o) for o in re.findall(rf"\b{re.escape(var)}\s*\+\s*(\d+)\s*\)", body)}
+        width = int(step)
+        # Scalar unrolling: [k+1], [k+2]...; vector unrolling: offsets that are multiples of the vector width.
+        if len(offsets) >= 1 and (1 in offsets or any(o % 4 == 0 and o < width for o in offsets)):
+            if len(offsets) >= 1 and width >= 2 * min(offsets):
+                return True
+    return False
+
+
+def _packing(code: str) -> bool:
+    if not (_ALLOC.search(code) or _STATIC_BUF.search(code)):
+        return False
+    # A buffer element assigned from an input matrix element.
+    return bool(re.search(r"\w+\s*\[[^\]]+\]\s*=\s*[AB]\w*\s*\[", code)
+                or re.search(r"\*\s*\w+\s*\+\+\s*=\s*[AB]\w*\s*\[", code)
+                or re.search(r"_mm(?:256|512)_store\w*_pd\s*\(\s*\w+\s*\+", code) and re.search(r"\bpack|\bBp\b|\bAp\b|\bBt\b|\bbt\b", code))
+
+
+def _register_blocking(code: str) -> bool:
+    for m in _VEC_DECL.finditer(code):
+        if len([v for v in m.group(1).split(",") if v.strip()]) >= 4:
+            return True
+    vec_arrays = re.search(r"\b__m(?:256|512)d\s+\w+\s*\[\s*(\d+)\s*\](?:\s*\[\s*(\d+)\s*\])?", code)
+    if vec_arrays and int(vec_arrays.group(1)) * int(vec_arrays.group(2) or 1) >= 4:
+        return True
+    if len(set(re.findall(r"\b__m(?:256|512)d\s+(\w+)\s*=", code))) >= 4 and re.search(r"\bc\w*\d", code):
+        accs = set(re.findall(r"\b__m(?:256|512)d\s+(c\w*\d\w*)\s*=", code))
+        if len(accs) >= 4:
+            return True
+    for m in _SCALAR_ACC.finditer(code):
+        names = re.findall(r"([a-zA-Z]+\d+)\s*(?:=|,|$)", m.group(1))
+        if len(names) >= 4:
+            return True
+    return False
+
+
+def _reordered(code: str) -> bool:
+    for var, body in _innermost_loops(code):
+        if not var:
+            continue
+        # An update of the output row inside the innermost loop, indexed by its variable.
+        if re.search(rf"\b[Cc]\w*\s*\[[^\]]*\b{re.escape(var)}\b[^\]]*\]\s*(?:\+=|=)", body):
+            return True
+        if re.search(rf"_mm(?:256|512)_storeu?_pd\s*\(\s*&?\s*[Cc]\w*\s*(?:\[[^\]]*\b{re.escape(var)}\b|\+[^,]*\b{re.escape(var)}\b)",
+                     body):
+            return True
+    return False
