@@ -13,7 +13,9 @@ EXTRAS := dev$(if $(HAS_CUDA),$(comma)gpu)
 # The CPU build of torch; a bare `torch` would pull a multi-GB CUDA build.
 TORCH_CPU := torch==2.13.0
 
-.PHONY: setup test reproduce calibrate score-examples bench-harness clean
+SEED_MODEL := models/seed-policy
+
+.PHONY: setup test reproduce calibrate score-examples bench-harness seed-model seed-report autotune clean
 
 setup: $(STAMP)
 
@@ -30,8 +32,20 @@ $(STAMP): pyproject.toml
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-# Until training lands, reproduce = machine calibration + scoring the example kernels.
-reproduce: calibrate score-examples
+# The whole pipeline on the embedded default model (training experiments come next).
+reproduce: seed-model calibrate score-examples autotune seed-report
+
+# The embedded default policy, built once (about 5 minutes on 2 cores).
+seed-model: $(SEED_MODEL)/config.json
+
+$(SEED_MODEL)/config.json: | $(STAMP)
+	$(BIN)/lab seed-model --out $(SEED_MODEL)
+
+seed-report: $(SEED_MODEL)/config.json
+	$(BIN)/lab seed-report --model $(SEED_MODEL) --out results/seed_policy.json
+
+autotune: $(STAMP)
+	$(BIN)/lab autotune --problem dgemm --out results/autotune.json
 
 calibrate: $(STAMP)
 	$(BIN)/lab calibrate --out results/machine.json

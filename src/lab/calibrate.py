@@ -43,6 +43,13 @@ def _simd_flags() -> list[str]:
     return sorted(f for f in flags if f.startswith(("avx", "fma", "sse4")))
 
 
+def machine_summary() -> dict:
+    """The few facts about this machine that every results file records beside its numbers."""
+    return {"cpu": _cpu_model(), "cores": len(os.sched_getaffinity(0)), "compiler": compiler_version(),
+            "host": socket.gethostname(),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+
+
 def time_call(fn, min_time_s: float = 0.3, min_reps: int = 5) -> tuple[float, float]:
     """(median, relative spread) of a call's wall time, after one warm-up, as the harness does."""
     fn()

@@ -4,6 +4,9 @@
     lab score-batch IN.jsonl --out OUT.jsonl [--problem dgemm] [--threads T] [--jobs J]
     lab score-examples [--out results/examples]
     lab calibrate [--out results/machine.json]
+    lab autotune --problem dgemm [--threads T] [--out results/autotune.json]
+    lab seed-model [--out models/seed-policy]
+    lab sample --model PATH_OR_ID --problem dgemm --num N [--permit TECH,...] [--temperature T] --out S.jsonl
     lab problems
 
 Scoring exits 0 whenever scoring completed, whatever the status; bad usage
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -138,6 +142,81 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _permit(value: str | None) -> frozenset[str] | None:
+    from lab.techniques import TECHNIQUES
+
+    if value is None:
+        return None
+    names = frozenset() if value.strip() == "none" else frozenset(t.strip() for t in value.split(",") if t.strip())
+    unknown = names - set(TECHNIQUES)
+    if unknown:
+        raise UsageError(f"unknown technique(s) {', '.join(sorted(unknown))}; known: {', '.join(TECHNIQUES)}")
+    return names
+
+
+def cmd_sample(args: argparse.Namespace) -> int:
+    from lab.sample import ModelNotFound, sample_records
+
+    problem = _problem(args.problem)
+    if args.num < 1:
+        raise UsageError("--num must be positive")
+    try:
+        records, seconds = sample_records(args.model, problem, args.num, _permit(args.permit), args.temperature,
+                                          args.seed, args.max_new_tokens)
+    except ModelNotFound as err:
+        raise UsageError(str(err)) from None
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(r) + "\n" for r in records))
+    print(f"sampled {len(records)} completions in {seconds:.1f} s -> {out}")
+    return 0
+
+
+def cmd_seed_report(args: argparse.Namespace) -> int:
+    from lab.calibrate import machine_summary
+    from lab.sample import ModelNotFound
+    from lab.seed_policy.report import seed_report
+
+    try:
+        report = seed_report(args.model, args.num, args.seed, args.threads)
+    except ModelNotFound as err:
+        raise UsageError(str(err)) from None
+    report["machine"] = machine_summary()
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1) + "\n")
+    print(json.dumps({k: v for k, v in report.items() if k != "technique_sets_ok"}, indent=1))
+    print(f"wrote {out}")
+    return 0
+
+
+def cmd_seed_model(args: argparse.Namespace) -> int:
+    from lab.seed_policy.pretrain import SeedConfig, build_seed_model
+
+    out = Path(args.out)
+    if (out / "config.json").exists() and not args.force:
+        print(f"{out} exists (use --force to rebuild)")
+        return 0
+    record = build_seed_model(out, SeedConfig(seed=args.seed, examples=args.examples, epochs=args.epochs))
+    print(f"built {out}: {record['parameters'] / 1e6:.1f} M parameters, loss {record['loss_first']:.3f} -> "
+          f"{record['loss_last']:.3f}, {record['build_s']:.0f} s")
+    return 0
+
+
+def cmd_autotune(args: argparse.Namespace) -> int:
+    from lab.autotune import autotune
+
+    report = autotune(_problem(args.problem), args.n, args.threads)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1) + "\n")
+    best = report["best"]
+    print(f"{report['ok']}/{report['variants']} variants ok; best {best['gflops']:.1f} GFLOPS "
+          f"({best['family']}, {', '.join(best['techniques'])}) = {best['fraction_of_openblas']:.2f} of OpenBLAS "
+          f"({report['openblas_gflops']:.1f} GFLOPS) at n={report['n']}, {report['threads']} threads -> {out}")
+    return 0
+
+
 def cmd_problems(args: argparse.Namespace) -> int:
     for name in list_problems():
         p = load_problem(name)
@@ -179,6 +258,40 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads-list", type=lambda s: [int(t) for t in s.split(",")], default=None,
                    help="thread counts to measure, e.g. 1,2 (default: 1 and all cores)")
     p.set_defaults(func=cmd_calibrate)
+
+    p = sub.add_parser("sample", help="sample completions from a causal LM (directory or hub id)")
+    p.add_argument("--model", required=True, help="model directory or hub id")
+    p.add_argument("--problem", default="dgemm")
+    p.add_argument("--num", type=int, default=64)
+    p.add_argument("--permit", default=None, help="permitted techniques, comma-separated, or 'none'")
+    p.add_argument("--temperature", type=float, default=1.0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-new-tokens", type=int, default=512)
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_sample)
+
+    p = sub.add_parser("seed-report", help="sample and score the seed policy (results/seed_policy.json)")
+    p.add_argument("--model", default="models/seed-policy")
+    p.add_argument("--num", type=int, default=128)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--out", default="results/seed_policy.json")
+    p.set_defaults(func=cmd_seed_report)
+
+    p = sub.add_parser("seed-model", help="build the embedded default policy (corpus, tokenizer, model)")
+    p.add_argument("--out", default="models/seed-policy")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--examples", type=int, default=12000)
+    p.add_argument("--epochs", type=float, default=3.0)
+    p.add_argument("--force", action="store_true", help="rebuild even if the model exists")
+    p.set_defaults(func=cmd_seed_model)
+
+    p = sub.add_parser("autotune", help="sweep the kernel generator's space through the harness")
+    p.add_argument("--problem", default="dgemm")
+    p.add_argument("--n", type=int, default=None)
+    p.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
+    p.add_argument("--out", default="results/autotune.json")
+    p.set_defaults(func=cmd_autotune)
 
     p = sub.add_parser("problems", help="list the problems")
     p.set_defaults(func=cmd_problems)

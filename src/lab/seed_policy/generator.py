@@ -459,6 +459,14 @@ def _dgemm_microkernel(spec: KernelSpec, w: _Writer, helpers: list[str]) -> None
         for v in range(nv):
             h.line(f"{names[r][v]} = {p}_fmadd_pd(a{r}, b{v}, {names[r][v]});")
     h.close()
+    h.open("if (mr == MR && nr == NR)")
+    h.comment("full block: straight from the registers into C", 2)
+    for r in range(mr):
+        for v in range(nv):
+            dst = f"C + {r} * ldc + {v * width}" if r else f"C + {v * width}"
+            h.line(f"{p}_storeu_pd({dst}, first ? {names[r][v]} : {p}_add_pd({p}_loadu_pd({dst}), {names[r][v]}));")
+    h.line("return;")
+    h.close()
     h.line(f"double tile[MR * NR] __attribute__((aligned(64)));")
     for r in range(mr):
         for v in range(nv):

@@ -1,0 +1,187 @@
+"""The embedded default policy: generator, corpus, tokenizer, pretraining, sampling."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from dataclasses import replace
+
+import pytest
+
+from lab.evaluate import EvalConfig, evaluate_batch
+from lab.prompts import permitted_in
+from lab.seed_policy.corpus import make_corpus
+from lab.seed_policy.generator import KernelSpec, applicable_defects, random_spec, render, sweep_specs
+from lab.techniques import detect
+from tests.conftest import KERNELS, ROOT
+
+FAST = EvalConfig(n=64, odd_n=37, min_time_s=0.01, min_reps=2, baseline=False, run_timeout_s=10, cache=False)
+EXPECTED_FAILURE = {"syntax": "compile_error", "off_by_one": "wrong_result", "no_zero": "wrong_result",
+                    "no_tail": "wrong_result", "wrong_index": "wrong_result"}
+
+
+def _specs() -> list[KernelSpec]:
+    rng = random.Random(1234)
+    specs = [random_spec(rng, "dgemm", defect_rate=0.0) for _ in range(24)]
+    specs += [random_spec(rng, "dgemv", defect_rate=0.0) for _ in range(8)]
+    # One of every family and SIMD flavour, and each defect where it applies.
+    specs += [s for s in sweep_specs("dgemm") if s.family == "microkernel"][::5]
+    specs += sweep_specs("dgemv")[::4]
+    base = [s for s in specs if s.family in ("naive", "intrinsics", "microkernel")][:12]
+    for i, s in enumerate(base):
+        defects = applicable_defects(s)
+        specs.append(replace(s, defect=defects[i % len(defects)]))
+    return specs
+
+
+SPECS = _specs()
+
+
+@pytest.fixture(scope="module")
+def generated():
+    results = {}
+    for problem in ("dgemm", "dgemv"):
+        group = [s for s in SPECS if s.problem == problem]
+        for s, r in zip(group, evaluate_batch([render(s) for s in group], problem, FAST, progress=False)):
+            results[s] = r
+    return results
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: f"{s.problem}-{s.family}-{s.defect or 'ok'}")
+def test_generated_kernel_status(spec, generated):
+    result = generated[spec]
+    expected = "ok" if spec.correct else EXPECTED_FAILURE[spec.defect]
+    assert result.status == expected, f"{spec}\n{result.detail}\n{render(spec)}"
+
+
+def test_generator_labels_match_the_detector():
+    rng = random.Random(7)
+    specs = [random_spec(rng, p, defect_rate=0.0) for p in ["dgemm"] * 150 + ["dgemv"] * 50]
+    agree = sum(detect(render(s)) == s.techniques() for s in specs)
+    assert agree / len(specs) >= 0.9
+
+
+def test_random_spec_respects_the_permitted_set():
+    rng = random.Random(3)
+    for permitted in (frozenset(), frozenset({"openmp"}), frozenset({"simd", "packing", "register_blocking"})):
+        for _ in range(30):
+            assert random_spec(rng, "dgemm", permitted).techniques() <= permitted
+
+
+def test_styles_vary_and_render_deterministically():
+    rng = random.Random(0)
+    texts = [render(random_spec(rng, "dgemm", frozenset(), defect_rate=0.0)) for _ in range(40)]
+    assert len(set(texts)) >= 25  # plain kernels still differ in names, types, braces, comments
+    spec = random_spec(random.Random(5), "dgemm")
+    assert render(spec) == render(spec)
+
+
+def test_corpus_mix_and_conditioning():
+    corpus = make_corpus(1500, seed=0)
+    correct = sum(e.correct for e in corpus) / len(corpus)
+    assert 0.75 <= correct <= 0.9
+    naive = sum(e.family == "naive" for e in corpus) / len(corpus)
+    assert naive > 0.5  # mostly plain code, as a base model writes
+    conditioned = [e for e in corpus if e.permitted is not None]
+    assert 0.4 <= len(conditioned) / len(corpus) <= 0.6
+    respected = sum(set(e.techniques) <= set(e.permitted) for e in conditioned) / len(conditioned)
+    assert respected >= 0.85
+    assert all(permitted_in(e.prompt) == (frozenset(e.permitted) if e.permitted is not None else None)
+               for e in corpus)
+    assert all("```c\n" in e.completion for e in corpus)
+    assert make_corpus(50, seed=3) == make_corpus(50, seed=3)
+
+
+def test_tokenizer_round_trips_c_source():
+    from lab.seed_policy.pretrain import train_tokenizer
+
+    corpus = make_corpus(300, seed=1)
+    tok = train_tokenizer([e.prompt for e in corpus] + [e.completion for e in corpus], 1024)
+    texts = [e.completion for e in make_corpus(30, seed=99)]  # unseen by the tokenizer
+    texts += [p.read_text() for p in sorted((KERNELS / "legit").iterdir())]
+    texts.append("int main() {\n\tprintf(\"héllo \\\\ wörld\\n\");\r\n  return 0; }  \n\n")
+    for text in texts:
+        ids = tok(text, add_special_tokens=False)["input_ids"]
+        assert tok.decode(ids) == text
+    chat = tok.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False, add_generation_prompt=True)
+    assert chat == "<|user|>\nhi\n<|assistant|>\n"
+
+
+TINY = dict(examples=160, vocab_size=512, hidden_size=48, layers=1, heads=2, intermediate_size=96,
+            epochs=6.0, batch_size=16, learning_rate=3e-3)
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    from lab.seed_policy.pretrain import SeedConfig, build_seed_model
+
+    out = tmp_path_factory.mktemp("seed") / "tiny"
+    record = build_seed_model(out, SeedConfig(**TINY), progress=False)
+    return out, record
+
+
+def test_tiny_training_lowers_loss_and_changes_parameters(tiny_model):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaForCausalLM, set_seed
+
+    from lab.seed_policy.pretrain import SeedConfig, model_config
+
+    out, record = tiny_model
+    assert record["loss_last"] < 0.9 * record["loss_first"]
+    trained = AutoModelForCausalLM.from_pretrained(out)
+    set_seed(0)  # the same initialization the build started from
+    initial = LlamaForCausalLM(model_config(AutoTokenizer.from_pretrained(out), SeedConfig(**TINY)))
+    changed = [not torch.equal(a, b) for a, b in zip(trained.state_dict().values(), initial.state_dict().values())]
+    assert all(changed)
+    assert (out / "README.md").read_text().startswith("# seed-policy")
+    assert (out / "corpus.jsonl").exists() and json.loads((out / "training.json").read_text())["parameters"] > 0
+
+
+def test_saved_tokenizer_loads_unchanged_through_autotokenizer(tiny_model):
+    """AutoTokenizer must give back our tokenizer, not the architecture's default one."""
+    from transformers import AutoTokenizer
+
+    from lab.seed_policy.pretrain import encode
+
+    from tokenizers import Tokenizer
+
+    out, _ = tiny_model
+    loaded = AutoTokenizer.from_pretrained(out)
+    raw = Tokenizer.from_file(str(out / "tokenizer.json"))  # exactly what was trained
+    for line in (out / "corpus.jsonl").read_text().splitlines()[:20]:
+        text = json.loads(line)["completion"]
+        assert loaded(text, add_special_tokens=False)["input_ids"] == raw.encode(text, add_special_tokens=False).ids
+    first = json.loads((out / "corpus.jsonl").read_text().splitlines()[0])
+    ids = encode(loaded, first["prompt"], first["completion"])["input_ids"]
+    assert ids[-1] == loaded.eos_token_id
+
+
+def _lab(*args):
+    return subprocess.run([sys.executable, "-m", "lab.cli", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=300)
+
+
+def test_lab_sample_on_a_model_directory(tiny_model, tmp_path):
+    out, _ = tiny_model
+    samples = tmp_path / "s.jsonl"
+    proc = _lab("sample", "--model", str(out), "--problem", "dgemm", "--num", "4", "--permit", "simd,openmp",
+                "--max-new-tokens", "64", "--out", str(samples))
+    assert proc.returncode == 0, proc.stderr
+    rows = [json.loads(line) for line in samples.read_text().splitlines()]
+    assert len(rows) == 4 and {r["id"] for r in rows} == {f"dgemm-0-{i}" for i in range(4)}
+    assert rows[0]["permitted"] == ["openmp", "simd"] and "Permitted optimization techniques" in rows[0]["prompt"]
+    assert all(isinstance(r["completion"], str) for r in rows)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--model", "no/such/dir/model"], "no model at no/such/dir/model"),
+    (["--model", "models/missing-policy"], "no model at models/missing-policy"),
+    (["--model", "x", "--permit", "magic"], "unknown technique(s) magic"),
+])
+def test_lab_sample_errors_are_one_line(args, message, tmp_path):
+    proc = _lab("sample", *args, "--out", str(tmp_path / "o.jsonl"))
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0]
