@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -85,13 +86,23 @@ def test_corpus_mix_and_conditioning():
     naive = sum(e.family == "naive" for e in corpus) / len(corpus)
     assert naive > 0.5  # mostly plain code, as a base model writes
     conditioned = [e for e in corpus if e.permitted is not None]
-    assert 0.4 <= len(conditioned) / len(corpus) <= 0.6
+    assert 0.65 <= len(conditioned) / len(corpus) <= 0.85
     respected = sum(set(e.techniques) <= set(e.permitted) for e in conditioned) / len(conditioned)
     assert respected >= 0.85
     assert all(permitted_in(e.prompt) == (frozenset(e.permitted) if e.permitted is not None else None)
                for e in corpus)
     assert all("```c\n" in e.completion for e in corpus)
     assert make_corpus(50, seed=3) == make_corpus(50, seed=3)
+
+
+def test_corpus_is_identical_across_processes():
+    """No per-process randomness (such as str hashing) may leak into the corpus."""
+    code = ("import hashlib; from lab.seed_policy.corpus import make_corpus; "
+            "print(hashlib.sha256(''.join(e.completion for e in make_corpus(400, 0)).encode()).hexdigest())")
+    digests = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                              env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+               for seed in ("1", "2")}
+    assert len(digests) == 1
 
 
 def test_tokenizer_round_trips_c_source():
@@ -137,6 +148,19 @@ def test_tiny_training_lowers_loss_and_changes_parameters(tiny_model):
     assert all(changed)
     assert (out / "README.md").read_text().startswith("# seed-policy")
     assert (out / "corpus.jsonl").exists() and json.loads((out / "training.json").read_text())["parameters"] > 0
+
+
+def test_build_is_deterministic_for_a_seed(tiny_model, tmp_path):
+    from safetensors.torch import load_file
+
+    from lab.seed_policy.pretrain import SeedConfig, build_seed_model
+
+    out, _ = tiny_model
+    again = tmp_path / "again"
+    build_seed_model(again, SeedConfig(**TINY), progress=False)
+    first, second = load_file(out / "model.safetensors"), load_file(again / "model.safetensors")
+    assert first.keys() == second.keys() and all((first[k] == second[k]).all() for k in first)
+    assert (out / "corpus.jsonl").read_text() == (again / "corpus.jsonl").read_text()
 
 
 def test_saved_tokenizer_loads_unchanged_through_autotokenizer(tiny_model):

@@ -3,7 +3,7 @@ optimization techniques are permitted (the form SQD uses), and its parser.
 
     >>> text = prompt_text("dgemm", frozenset({"simd", "openmp"}))
     >>> text.splitlines()[-1]
-    'Permitted optimization techniques: simd, openmp. Do not use any other optimization technique.'
+    'Permitted optimization techniques: simd, openmp. Not permitted: loop_reorder, cache_blocking, unrolling, packing, register_blocking.'
     >>> sorted(permitted_in(text))
     ['openmp', 'simd']
     >>> permitted_in(prompt_text("dgemm")) is None
@@ -17,7 +17,7 @@ import re
 from lab.problems import load_problem
 from lab.techniques import TECHNIQUES
 
-_SENTENCE = "Permitted optimization techniques: {names}. Do not use any other optimization technique."
+_SENTENCE = "Permitted optimization techniques: {names}. Not permitted: {others}."
 _PARSE = re.compile(r"Permitted optimization techniques: ([a-z_, ]+)\.")
 
 
@@ -30,7 +30,8 @@ def prompt_text(problem: str, permitted: frozenset[str] | None = None) -> str:
     if unknown:
         raise ValueError(f"unknown technique(s): {', '.join(sorted(unknown))}; known: {', '.join(TECHNIQUES)}")
     names = ", ".join(t for t in TECHNIQUES if t in permitted) or "none"
-    return f"{base}\n\n{_SENTENCE.format(names=names)}"
+    others = ", ".join(t for t in TECHNIQUES if t not in permitted) or "none"
+    return f"{base}\n\n{_SENTENCE.format(names=names, others=others)}"
 
 
 def permitted_in(prompt: str) -> frozenset[str] | None:

@@ -43,7 +43,6 @@ _OPENMP = re.compile(r"#\s*pragma\s+omp\s+(?:parallel|for|task|taskloop|sections
 _UNROLL_PRAGMA = re.compile(r"#\s*pragma\s+(?:GCC\s+)?unroll\b|__attribute__\s*\(\(\s*optimize\s*\(\s*\"unroll")
 _ALLOC = re.compile(r"\b(?:malloc|calloc|aligned_alloc|posix_memalign|_mm_malloc)\s*\(")
 _STATIC_BUF = re.compile(r"\bstatic\s+(?:_Alignas\s*\(\s*\d+\s*\)\s*)?(?:double|float)\s+\w+\s*\[")
-_VEC_DECL = re.compile(r"\b__m(?:256|512)d\s+(\w+(?:\s*,\s*\w+)*)")
 _SCALAR_ACC = re.compile(r"\b(?:double|register\s+double)\s+((?:[a-zA-Z]+\d+\s*(?:=\s*[^,;]+)?\s*,\s*)+[a-zA-Z]+\d+\s*(?:=\s*[^,;]+)?)\s*;")
 
 
@@ -165,9 +164,18 @@ def _packing(code: str) -> bool:
                 or re.search(r"_mm(?:256|512)_store\w*_pd\s*\(\s*\w+\s*\+", code) and re.search(r"\bpack|\bBp\b|\bAp\b|\bBt\b|\bbt\b", code))
 
 
+def _top_level_commas(text: str) -> int:
+    depth = count = 0
+    for ch in text:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        count += ch == "," and depth == 0
+    return count
+
+
 def _register_blocking(code: str) -> bool:
-    for m in _VEC_DECL.finditer(code):
-        if len([v for v in m.group(1).split(",") if v.strip()]) >= 4:
+    for m in re.finditer(r"\b__m(?:256|512)d\s+([^;(]*(?:\([^;]*)?);", code):
+        if _top_level_commas(m.group(1)) >= 3:  # four or more vector variables in one declaration
             return True
     vec_arrays = re.search(r"\b__m(?:256|512)d\s+\w+\s*\[\s*(\d+)\s*\](?:\s*\[\s*(\d+)\s*\])?", code)
     if vec_arrays and int(vec_arrays.group(1)) * int(vec_arrays.group(2) or 1) >= 4:

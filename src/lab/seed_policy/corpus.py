@@ -23,7 +23,7 @@ from lab.seed_policy.generator import KernelSpec, random_spec, render
 from lab.techniques import TECHNIQUES
 
 PROBLEM_WEIGHTS = {"dgemm": 0.85, "dgemv": 0.15}
-CONDITIONED_RATE = 0.5  # share of prompts that state a permitted set
+CONDITIONED_RATE = 0.75  # share of prompts that state a permitted set
 RESPECT_RATE = 0.92  # share of conditioned completions that stay inside it
 DEFECT_RATE = 0.18
 OPTIMIZE_RATE = 0.3  # share drawn with optional techniques switched on more often
@@ -64,6 +64,13 @@ def make_example(rng: random.Random) -> Example:
     respect = permitted is not None and rng.random() < RESPECT_RATE
     spec: KernelSpec = random_spec(rng, problem, permitted if respect else None, defect_rate=DEFECT_RATE,
                                    optimize=rng.random() < OPTIMIZE_RATE)
+    if respect and permitted:
+        # Asked "you may use X", a model tends to use X: of three draws keep the one that
+        # uses the most permitted techniques. This is what makes the prompt matter.
+        for _ in range(2):
+            other = random_spec(rng, problem, permitted, defect_rate=DEFECT_RATE, optimize=True)
+            if len(other.techniques() & permitted) > len(spec.techniques() & permitted):
+                spec = other
     return Example(
         problem=problem,
         permitted=tuple(t for t in TECHNIQUES if t in permitted) if permitted is not None else None,

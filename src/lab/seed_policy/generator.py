@@ -27,6 +27,7 @@ Families, from the textbook loop up to the GotoBLAS/BLIS structure:
 from __future__ import annotations
 
 import random
+import zlib
 from dataclasses import dataclass, field, replace
 
 from lab.techniques import TECHNIQUES
@@ -61,6 +62,11 @@ class KernelSpec:
     kc: int | None = None  # microkernel k-block (cache blocking) or None for whole k
     defect: str | None = None
     style: Style = field(default_factory=Style)
+
+    def __post_init__(self):
+        if self.simd == "pragma" and self.unroll > 1:
+            # `omp simd` needs a canonical loop; a hand-unrolled loop with a tail is not one.
+            raise ValueError("simd='pragma' and unroll > 1 cannot be combined")
 
     def techniques(self) -> frozenset[str]:
         t = set()
@@ -160,8 +166,10 @@ def _signature(spec: KernelSpec) -> str:
 def _header_comment(spec: KernelSpec) -> str | None:
     if spec.style.comments == 0:
         return None
+    plain = ["straightforward triple loop", "textbook triple loop", "simple reference version"][
+        (len(spec.style.names[0]) + spec.style.comments + (spec.style.index == "int")) % 3]
     what = {
-        "naive": {"ijk": "straightforward triple loop", "ikj": "i-k-j loop order for unit-stride access to B and C",
+        "naive": {"ijk": plain, "ikj": "i-k-j loop order for unit-stride access to B and C",
                   "kij": "k-i-j loop order"}.get(spec.order, "simple loops"),
         "blocked": "cache-blocked matrix multiply",
         "transposed": "transpose B first so the inner loop reads both operands contiguously",
@@ -644,7 +652,7 @@ def render(spec: KernelSpec) -> str:
         out += defines + [""]
     text = "\n".join(out) + "\n" + "".join(h + "\n" for h in helpers) + ((head + "\n") if head else "") + w.text()
     if spec.defect == "syntax":
-        text = _syntax_slip(text, random.Random(hash(text) & 0xFFFF))
+        text = _syntax_slip(text, random.Random(zlib.crc32(text.encode())))  # stable across processes
     return text
 
 
@@ -660,19 +668,23 @@ def _syntax_slip(text: str, rng: random.Random) -> str:
 
 # ---------------------------------------------------------------- sampling specs
 
-_NAME_SETS = [("i", "j", "k"), ("i", "j", "k"), ("i", "j", "k"), ("row", "col", "k"), ("r", "c", "p"),
-              ("i", "j", "l"), ("ii", "jj", "kk")]
+# Loop names and the accumulator name that goes with them: a few consistent habits
+# (a small model learns a handful of self-consistent styles far better than free mixing).
+_NAME_SETS = [(("i", "j", "k"), "sum"), (("i", "j", "k"), "sum"), (("i", "j", "k"), "acc"),
+              (("row", "col", "k"), "s"), (("i", "j", "l"), "dot"), (("r", "c", "p"), "t"),
+              (("ii", "jj", "kk"), "sum")]
 
 
 def random_style(rng: random.Random) -> Style:
+    names, acc = rng.choice(_NAME_SETS)
     return Style(
-        names=rng.choice(_NAME_SETS),
+        names=names,
+        acc=acc,
         index=rng.choices(["int", "long", "size_t"], [6, 1, 2])[0],
         allman=rng.random() < 0.25,
         comments=rng.choices([0, 1, 2], [3, 5, 2])[0],
         macro=rng.random() < 0.12,
         restrict=rng.random() < 0.2,
-        acc=rng.choice(["sum", "sum", "s", "acc", "t", "dot"]),
     )
 
 
@@ -760,14 +772,16 @@ def sweep_specs(problem: str = "dgemm") -> list[KernelSpec]:
     specs = []
     if problem == "dgemv":
         for omp in (None, "static"):
-            specs += [KernelSpec(problem, "naive", omp=omp, unroll=u, simd=sd) for u in (1, 4) for sd in (None, "pragma")]
+            specs += [KernelSpec(problem, "naive", omp=omp, unroll=u, simd=sd)
+                      for u, sd in ((1, None), (4, None), (1, "pragma"))]
             specs += [KernelSpec(problem, "naive", omp=omp, regblock=(r, 1)) for r in (2, 4, 8)]
             specs += [KernelSpec(problem, "intrinsics", omp=omp, simd=v) for v in ("avx2", "avx512")]
         return specs
     for omp in (None, "static"):
         specs += [KernelSpec(problem, "naive", order=o, omp=omp) for o in ("ijk", "ikj")]
         specs += [KernelSpec(problem, "blocked", order="ikj", tile=t, omp=omp) for t in ((32, 64, 256), (64, 128, 128))]
-        specs += [KernelSpec(problem, "transposed", omp=omp, unroll=4, simd="pragma")]
+        specs += [KernelSpec(problem, "transposed", omp=omp, unroll=4), KernelSpec(problem, "transposed", omp=omp,
+                                                                                     simd="pragma")]
         specs += [KernelSpec(problem, "intrinsics", simd=v, unroll=u, omp=omp) for v in ("avx2", "avx512") for u in (1, 2)]
         for rb in ((4, 16), (6, 16), (8, 16), (8, 8)):
             for kc in (None, 128, 256):

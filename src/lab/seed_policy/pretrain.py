@@ -54,15 +54,20 @@ class SeedConfig:
 
 def train_tokenizer(texts: list[str], vocab_size: int):
     """Byte-level BPE on the corpus, wrapped for transformers."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
+
+    from lab.techniques import TECHNIQUES
 
     tok = Tokenizer(models.BPE())
     # Split only at line ends, so merges may cross spaces and punctuation: a whole
     # `for (int i = 0; i < n; i++) {` can become one token. Generated kernels are
     # line-regular, and fewer tokens per kernel means faster training and sampling.
+    # Technique names stay whole tokens of their own, so a prompt's permitted set is a
+    # handful of clear features rather than pieces of one long merged line.
     tok.pre_tokenizer = pre_tokenizers.Sequence([
         pre_tokenizers.Split("\n", behavior="merged_with_previous"),
+        pre_tokenizers.Split(Regex("|".join(TECHNIQUES)), behavior="isolated"),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
     ])
     tok.decoder = decoders.ByteLevel()

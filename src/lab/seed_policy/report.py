@@ -4,8 +4,8 @@
    them with the harness: status mix, ok rate, distinct technique sets among ok
    samples (lab.techniques.detect), median and best ok GFLOPS, and OpenBLAS on the
    same machine, size and thread count.
-2. Prompt conditioning: samples with every technique permitted and with all but
-   OpenMP permitted, and reports the share of samples that use OpenMP in each.
+2. Prompt conditioning: the share of samples that use OpenMP under four prompts:
+   every technique permitted, all but OpenMP, only OpenMP, and none.
 3. Novelty: the share of sampled completions whose code appears verbatim in the
    training corpus.
 4. Speed: seconds to sample 64 completions; the build time from training.json.
@@ -47,7 +47,8 @@ def seed_report(model_dir: str, num: int = 128, seed: int = 0, threads: int = 1)
 
     everything = frozenset(TECHNIQUES)
     share_omp = {}
-    for name, permitted in (("all_permitted", everything), ("openmp_forbidden", everything - {"openmp"})):
+    for name, permitted in (("all_permitted", everything), ("all_but_openmp", everything - {"openmp"}),
+                            ("only_openmp", frozenset({"openmp"})), ("none_permitted", frozenset())):
         recs, _ = sample_records(model_dir, "dgemm", num, permitted, 1.0, seed + 2, policy=policy)
         share_omp[name] = sum("openmp" in detect(r["completion"]) for r in recs) / len(recs)
 
