@@ -225,24 +225,12 @@ def _dgemm_naive(spec: KernelSpec, w: _Writer) -> None:
         w.line(f"double {s.acc} = 0.0;")
         if spec.simd == "pragma":
             w.line(f"#pragma omp simd reduction(+:{s.acc})")
-        bidx = a_ix(j, k) if spec.defect == "wrong_index" else a_ix(k, j)
-        if spec.unroll > 1:
-            u = spec.unroll
-            w.line(f"{s.index} {k} = 0;")
-            w.open(f"for (; {k} + {u - 1} < n; {k} += {u})")
-            for d in range(u):
-                kk = f"{k} + {d}" if d else k
-                w.line(f"{s.acc} += A[{a_ix(i, kk)}] * B[{a_ix(kk, j)}];")
-            w.close()
+        stmt = lambda x: f"{s.acc} += A[{a_ix(i, x)}] * B[{a_ix(x, j)}];"  # noqa: E731
+        wrong = lambda x: f"{s.acc} += A[{a_ix(i, x)}] * B[{a_ix(j, x)}];"  # noqa: E731
+        if _unrollable_loop(spec, w, k, "0", "n", stmt, wrong if spec.defect == "wrong_index" else stmt):
             if spec.defect != "no_tail":
                 w.comment("remaining iterations")
-                w.open(f"for (; {k} < n; {k}++)")
-                w.line(f"{s.acc} += A[{a_ix(i, k)}] * B[{bidx}];")
-                w.close()
-        else:
-            w.open(_loop(k, "0", "n", s))
-            w.line(f"{s.acc} += A[{a_ix(i, k)}] * B[{bidx}];")
-            w.close()
+            _remainder(spec, w, k, "n", stmt)
         w.line(f"C[{a_ix(i, j)}] = {s.acc};")
         w.close()
         w.close()
@@ -265,6 +253,33 @@ def _dgemm_naive(spec: KernelSpec, w: _Writer) -> None:
     w.close()
 
 
+def _unrollable_loop(spec: KernelSpec, w: _Writer, var: str, lo: str, hi: str, stmt, tail_stmt=None) -> bool:
+    """for var in [lo, hi): stmt(var) — unrolled by spec.unroll with a remainder loop (unless
+    the no_tail defect drops it). `tail_stmt` overrides the statement of the plain loop.
+    Returns whether it unrolled (the caller then adds `_remainder`)."""
+    s = spec.style
+    tail_stmt = tail_stmt or stmt
+    if spec.unroll > 1:
+        u = spec.unroll
+        w.line(f"{s.index} {var} = {lo};")
+        w.open(f"for (; {var} + {u - 1} < {hi}; {var} += {u})")
+        for d in range(u):
+            w.line(stmt(f"{var} + {d}" if d else var))
+        w.close()
+        return True
+    w.open(_loop(var, lo, hi, s))
+    w.line(tail_stmt(var))
+    w.close()
+    return False
+
+
+def _remainder(spec: KernelSpec, w: _Writer, var: str, hi: str, stmt) -> None:
+    if spec.defect != "no_tail":
+        w.open(f"for (; {var} < {hi}; {var}++)")
+        w.line(stmt(var))
+        w.close()
+
+
 def _row_update(spec: KernelSpec, w: _Writer, c_row: str, b_row: str, a: str, lo: str, hi: str) -> None:
     """c[j] += a * b[j] for j in [lo, hi), with the spec's SIMD pragma / unrolling."""
     s = spec.style
@@ -274,22 +289,9 @@ def _row_update(spec: KernelSpec, w: _Writer, c_row: str, b_row: str, a: str, lo
     w.line(f"const double *{r}brow = {b_row};")
     if spec.simd == "pragma":
         w.line("#pragma omp simd")
-    if spec.unroll > 1:
-        u = spec.unroll
-        w.line(f"{s.index} {j} = {lo};")
-        w.open(f"for (; {j} + {u - 1} < {hi}; {j} += {u})")
-        for d in range(u):
-            jj = f"{j} + {d}" if d else j
-            w.line(f"crow[{jj}] += {a} * brow[{jj}];")
-        w.close()
-        if spec.defect != "no_tail":
-            w.open(f"for (; {j} < {hi}; {j}++)")
-            w.line(f"crow[{j}] += {a} * brow[{j}];")
-            w.close()
-    else:
-        w.open(_loop(j, lo, hi, s))
-        w.line(f"crow[{j}] += {a} * brow[{j}];")
-        w.close()
+    stmt = lambda x: f"crow[{x}] += {a} * brow[{x}];"  # noqa: E731
+    if _unrollable_loop(spec, w, j, lo, hi, stmt):
+        _remainder(spec, w, j, hi, stmt)
 
 
 def _dgemm_blocked(spec: KernelSpec, w: _Writer) -> None:
@@ -342,22 +344,9 @@ def _dgemm_transposed(spec: KernelSpec, w: _Writer) -> None:
     w.line(f"double {s.acc} = 0.0;")
     if spec.simd == "pragma":
         w.line(f"#pragma omp simd reduction(+:{s.acc})")
-    if spec.unroll > 1:
-        u = spec.unroll
-        w.line(f"{s.index} {k} = 0;")
-        w.open(f"for (; {k} + {u - 1} < n; {k} += {u})")
-        for d in range(u):
-            kk = f"{k} + {d}" if d else k
-            w.line(f"{s.acc} += a[{kk}] * b[{kk}];")
-        w.close()
-        if spec.defect != "no_tail":
-            w.open(f"for (; {k} < n; {k}++)")
-            w.line(f"{s.acc} += a[{k}] * b[{k}];")
-            w.close()
-    else:
-        w.open(_loop(k, "0", "n", s))
-        w.line(f"{s.acc} += a[{k}] * b[{k}];")
-        w.close()
+    stmt = lambda x: f"{s.acc} += a[{x}] * b[{x}];"  # noqa: E731
+    if _unrollable_loop(spec, w, k, "0", "n", stmt):
+        _remainder(spec, w, k, "n", stmt)
     w.line(f"C[{_ix(s, i, j)}] = {s.acc};")
     w.close()
     w.close()
