@@ -1,0 +1,71 @@
+"""Metrics against hand-computed values and brute-force enumeration."""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+
+import pytest
+
+from lab.metrics import pass_at_k, speedup_at_k, summarize
+
+
+def brute_pass(outcomes, k):
+    subsets = list(itertools.combinations(outcomes, k))
+    return sum(any(s) for s in subsets) / len(subsets)
+
+
+def brute_speedup(values, k):
+    subsets = list(itertools.combinations(values, k))
+    return sum(max(s) for s in subsets) / len(subsets)
+
+
+@pytest.mark.parametrize("n, c, k, expected", [(4, 2, 2, 5 / 6), (10, 0, 5, 0.0), (10, 10, 1, 1.0), (5, 1, 1, 0.2),
+                                               (5, 4, 2, 1.0)])
+def test_pass_at_k_hand_values(n, c, k, expected):
+    assert pass_at_k(n, c, k) == pytest.approx(expected)
+
+
+def test_pass_at_k_matches_enumeration():
+    outcomes = [True, False, False, True, False, False, False]
+    for k in range(1, len(outcomes) + 1):
+        assert pass_at_k(len(outcomes), sum(outcomes), k) == pytest.approx(brute_pass(outcomes, k))
+
+
+def test_speedup_at_k_hand_values():
+    assert speedup_at_k([0, 1, 2, 3], 1) == pytest.approx(1.5)
+    assert speedup_at_k([0, 1, 2, 3], 2) == pytest.approx((1 * 1 + 2 * 2 + 3 * 3) / 6)
+    assert speedup_at_k([0, 1, 2, 3], 4) == pytest.approx(3.0)
+
+
+def test_speedup_at_k_is_the_expected_max_not_min():
+    values = [0.0, 0.5, 4.0, 1.2, 0.0, 2.5, 1.0]
+    for k in range(1, len(values) + 1):
+        assert speedup_at_k(values, k) == pytest.approx(brute_speedup(values, k))
+    # Grows with k, unlike ParEval's published script (which takes the slowest of k).
+    assert speedup_at_k(values, 3) > speedup_at_k(values, 1)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError):
+        pass_at_k(3, 4, 1)
+    with pytest.raises(ValueError):
+        speedup_at_k([1.0], 2)
+
+
+def test_summarize():
+    rows = [
+        {"status": "ok", "gflops": 2.0, "speedup": 1.0},
+        {"status": "ok", "gflops": 8.0, "speedup": 4.0},
+        {"status": "compile_error", "gflops": None, "speedup": None},
+        {"status": "wrong_result", "gflops": None, "speedup": None},
+    ]
+    m = summarize(rows, openblas_gflops=16.0, ks=(1, 2))
+    assert m["n_samples"] == 4 and m["status_counts"] == {"ok": 2, "compile_error": 1, "wrong_result": 1}
+    assert m["pass_at_1"] == pytest.approx(0.5)
+    assert m["mean_gflops_ok"] == 5.0 and m["median_gflops_ok"] == 5.0 and m["best_gflops"] == 8.0
+    assert m["expected_speedup"] == pytest.approx(statistics.fmean([1.0, 4.0, 0.0, 0.0]))
+    assert m["expected_speedup_ok"] == pytest.approx(2.5)
+    assert m["speedup_at_k"]["2"] == pytest.approx(brute_speedup([1.0, 4.0, 0.0, 0.0], 2))
+    assert m["speedup_at_k_ok"]["2"] == pytest.approx(4.0)
+    assert m["fraction_of_openblas_best"] == pytest.approx(0.5)
