@@ -14,8 +14,12 @@ EXTRAS := dev$(if $(HAS_CUDA),$(comma)gpu)
 TORCH_CPU := torch==2.13.0
 
 SEED_MODEL := models/seed-policy
+SMOKE_MODEL := models/seed-policy-smoke
+PAPERMILL := $(BIN)/papermill --cwd . --no-progress-bar
+NOTEBOOKS := 01_baseline 02_grpo 04_figures
 
-.PHONY: setup test reproduce calibrate score-examples bench-harness seed-model seed-report autotune clean
+.PHONY: setup test reproduce smoke experiments figures lab calibrate score-examples bench-harness seed-model \
+	seed-report autotune clean
 
 setup: $(STAMP)
 
@@ -32,8 +36,33 @@ $(STAMP): pyproject.toml
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-# The whole pipeline on the embedded default model (training experiments come next).
-reproduce: seed-model calibrate score-examples autotune seed-report
+# The whole pipeline on the embedded default model.
+reproduce: seed-model calibrate score-examples autotune seed-report experiments
+
+# Baseline -> GRPO -> figures through papermill; executed notebooks are kept beside the results.
+experiments: $(SEED_MODEL)/config.json
+	@mkdir -p results/notebooks
+	@for nb in $(NOTEBOOKS); do \
+	  $(PAPERMILL) notebooks/$$nb.ipynb results/notebooks/$$nb.ipynb -f configs/default.yaml || exit 1; done
+
+# The same pipeline with tiny budgets and a tiny model (a few minutes).
+smoke: $(SMOKE_MODEL)/config.json
+	@rm -rf runs/smoke && mkdir -p runs/smoke/notebooks
+	@for nb in $(NOTEBOOKS); do \
+	  $(PAPERMILL) notebooks/$$nb.ipynb runs/smoke/notebooks/$$nb.ipynb -f configs/smoke.yaml || exit 1; done
+
+$(SMOKE_MODEL)/config.json: | $(STAMP)
+	$(BIN)/lab seed-model --preset smoke --out $(SMOKE_MODEL)
+
+# Redraw every figure from results/*/ JSON alone.
+figures: $(STAMP)
+	$(PAPERMILL) notebooks/04_figures.ipynb results/notebooks/04_figures.ipynb -f configs/default.yaml
+
+# JupyterLab on the notebooks, with the project's environment as the kernel.
+lab: $(STAMP)
+	$(BIN)/python -m pip install -q -e ".[notebook]"
+	$(BIN)/python -m ipykernel install --sys-prefix --name perfrl-lab --display-name "perfRL lab"
+	$(BIN)/jupyter lab notebooks/
 
 # The embedded default policy, built once (about 5 minutes on 2 cores).
 seed-model: $(SEED_MODEL)/config.json
@@ -59,4 +88,4 @@ bench-harness: $(STAMP)
 	$(BIN)/python -m lab.bench_harness --out results/bench_harness.json
 
 clean:
-	rm -rf .cache build
+	rm -rf .cache build runs

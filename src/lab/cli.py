@@ -16,6 +16,7 @@ Scoring exits 0 whenever scoring completed, whatever the status; bad usage
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -197,7 +198,12 @@ def cmd_seed_model(args: argparse.Namespace) -> int:
     if (out / "config.json").exists() and not args.force:
         print(f"{out} exists (use --force to rebuild)")
         return 0
-    record = build_seed_model(out, SeedConfig(seed=args.seed, examples=args.examples, epochs=args.epochs))
+    from lab.seed_policy.pretrain import SMOKE
+
+    base = SMOKE if args.preset == "smoke" else SeedConfig()
+    config = dataclasses.replace(base, seed=args.seed, **{k: v for k, v in (("examples", args.examples),
+                                                                             ("epochs", args.epochs)) if v})
+    record = build_seed_model(out, config)
     print(f"built {out}: {record['parameters'] / 1e6:.1f} M parameters, loss {record['loss_first']:.3f} -> "
           f"{record['loss_last']:.3f}, {record['build_s']:.0f} s")
     return 0
@@ -281,8 +287,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("seed-model", help="build the embedded default policy (corpus, tokenizer, model)")
     p.add_argument("--out", default="models/seed-policy")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--examples", type=int, default=12000)
-    p.add_argument("--epochs", type=float, default=3.0)
+    p.add_argument("--preset", choices=["default", "smoke"], default="default",
+                   help="smoke: a tiny model for quick end-to-end runs")
+    p.add_argument("--examples", type=int, default=None, help="corpus size (default: the preset's)")
+    p.add_argument("--epochs", type=float, default=None, help="training epochs (default: the preset's)")
     p.add_argument("--force", action="store_true", help="rebuild even if the model exists")
     p.set_defaults(func=cmd_seed_model)
 

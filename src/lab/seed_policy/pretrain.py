@@ -52,6 +52,11 @@ class SeedConfig:
     weight_decay: float = 0.01
 
 
+#: A tiny recipe for smoke runs and tests: every stage runs, in seconds, on nonsense-grade output.
+SMOKE = SeedConfig(examples=400, vocab_size=1024, hidden_size=64, layers=2, heads=2, intermediate_size=128,
+                   epochs=3.0, batch_size=16, learning_rate=3e-3)
+
+
 def train_tokenizer(texts: list[str], vocab_size: int):
     """Byte-level BPE on the corpus, wrapped for transformers."""
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers

@@ -1,0 +1,157 @@
+"""The experiments: baseline and GRPO-only share one evaluation protocol and one code path.
+
+    run_baseline(ExperimentConfig(experiment="baseline"))
+    run_grpo(ExperimentConfig(experiment="grpo", train=TrainConfig(steps=40)))
+
+Evaluation protocol: for each evaluation prompt (the problem's plain prompt), sample
+`samples` completions at `temperature`, score them with the harness, and write
+`results/<experiment>/`:
+
+- config.json: every parameter, the git commit, the seed, the machine;
+- samples.jsonl: each completion with its EvalResult;
+- train_log.jsonl: per-step training log (trained experiments);
+- metrics.json: lab.metrics.summarize(...) plus experiment, model, and
+  "complete": true — written last, so a run is finished exactly when it exists.
+
+A finished experiment is skipped on rerun unless `overwrite` is set; an unfinished
+GRPO run resumes from its last checkpoint (under runs/<experiment>/).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import subprocess
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from lab.calibrate import machine_summary, openblas_gflops
+from lab.evaluate import EvalConfig, evaluate_batch
+from lab.metrics import summarize
+from lab.problems import load_problem
+from lab.sample import load_policy, sample_records
+from lab.train import TrainConfig, train
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """One experiment: which policy, how it is evaluated, and (for GRPO) how it is trained."""
+
+    experiment: str = "baseline"  # the folder name under results/
+    model: str = "models/seed-policy"
+    problem: str = "dgemm"
+    samples: int = 32  # completions per evaluation prompt (k)
+    temperature: float = 1.0
+    seed: int = 0
+    eval_threads: int = 1
+    eval_n: int | None = None  # None: the problem's default size
+    results_dir: str = "results"
+    runs_dir: str = "runs"  # checkpoints (not committed)
+    overwrite: bool = False
+    train: TrainConfig | None = None
+
+    @classmethod
+    def from_dict(cls, params: dict[str, Any]) -> ExperimentConfig:
+        """Build from papermill parameters / YAML (unknown keys are an error)."""
+        params = dict(params)
+        train_params = params.pop("train", None)
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(params) - known
+        if unknown:
+            raise ValueError(f"unknown experiment parameter(s): {', '.join(sorted(unknown))}")
+        cfg = cls(**params)
+        if train_params:
+            tknown = {f.name for f in dataclasses.fields(TrainConfig)}
+            bad = set(train_params) - tknown
+            if bad:
+                raise ValueError(f"unknown train parameter(s): {', '.join(sorted(bad))}")
+            cfg = dataclasses.replace(cfg, train=TrainConfig(**{"model": cfg.model, "problem": cfg.problem,
+                                                                 "seed": cfg.seed, **train_params}))
+        return cfg
+
+    @property
+    def out_dir(self) -> Path:
+        return Path(self.results_dir) / self.experiment
+
+
+def git_commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
+                              cwd=Path(__file__).parent).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def is_complete(cfg: ExperimentConfig) -> bool:
+    metrics = cfg.out_dir / "metrics.json"
+    return metrics.exists() and json.loads(metrics.read_text()).get("complete") is True
+
+
+def _start(cfg: ExperimentConfig) -> None:
+    cfg.out_dir.mkdir(parents=True, exist_ok=True)
+    (cfg.out_dir / "metrics.json").unlink(missing_ok=True)
+    config = {**asdict(cfg), "git_commit": git_commit(), "machine": machine_summary()}
+    (cfg.out_dir / "config.json").write_text(json.dumps(config, indent=1, default=str) + "\n")
+
+
+def evaluate_policy(cfg: ExperimentConfig, model: str) -> dict:
+    """The evaluation protocol on `model`: samples.jsonl and metrics.json (written last)."""
+    problem = load_problem(cfg.problem)
+    policy = load_policy(model)
+    records, sample_s = sample_records(model, cfg.problem, cfg.samples, None, cfg.temperature, cfg.seed,
+                                       policy=policy)
+    eval_cfg = EvalConfig(n=cfg.eval_n, threads=cfg.eval_threads)
+    results = evaluate_batch([r["completion"] for r in records], cfg.problem, eval_cfg)
+    with open(cfg.out_dir / "samples.jsonl", "w") as f:
+        for rec, res in zip(records, results):
+            f.write(json.dumps({**rec, **res.to_dict()}) + "\n")
+    blas = openblas_gflops(cfg.problem, cfg.eval_n or problem.default_n, cfg.eval_threads)
+    metrics = {"experiment": cfg.experiment, "model": model, "problem": cfg.problem,
+               **summarize(results, blas), "sample_s": round(sample_s, 2), "complete": True}
+    (cfg.out_dir / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")
+    return metrics
+
+
+def run_baseline(cfg: ExperimentConfig) -> dict:
+    """Evaluate the untrained policy."""
+    if is_complete(cfg) and not cfg.overwrite:
+        return json.loads((cfg.out_dir / "metrics.json").read_text())
+    _start(cfg)
+    return evaluate_policy(cfg, cfg.model)
+
+
+def run_grpo(cfg: ExperimentConfig) -> dict:
+    """GRPO-train the policy on the measured reward, then evaluate it like the baseline."""
+    if cfg.train is None:
+        raise ValueError("run_grpo needs a train config")
+    if is_complete(cfg) and not cfg.overwrite:
+        return json.loads((cfg.out_dir / "metrics.json").read_text())
+    run_dir = Path(cfg.runs_dir) / cfg.experiment
+    if cfg.overwrite:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    _start(cfg)
+    tcfg = dataclasses.replace(cfg.train, output_dir=str(run_dir))
+    final = train(tcfg)
+    shutil.copy(run_dir / "train_log.jsonl", cfg.out_dir / "train_log.jsonl")
+    return evaluate_policy(cfg, str(final))
+
+
+def load_results(results_dir: str | Path = "results") -> dict[str, dict]:
+    """Every finished experiment under results/: {name: {"metrics", "samples", "train_log"}}."""
+    out = {}
+    for metrics_path in sorted(Path(results_dir).glob("*/metrics.json")):
+        metrics = json.loads(metrics_path.read_text())
+        if not metrics.get("complete"):
+            continue
+        folder = metrics_path.parent
+        log = folder / "train_log.jsonl"
+        out[folder.name] = {
+            "metrics": metrics,
+            "samples": [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()],
+            "train_log": [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else [],
+        }
+    return out
+
+
