@@ -10,7 +10,9 @@ comma := ,
 # Extras installed into the environment (CUDA machines add gpu).
 HAS_CUDA := $(shell command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && echo 1)
 EXTRAS := dev$(if $(HAS_CUDA),$(comma)gpu)
-# The CPU build of torch; a bare `torch` would pull a multi-GB CUDA build.
+# Pinned torch for machines without CUDA: the lab's build machines keep the CPU wheel of
+# this version locally, and a bare `torch` would pull a multi-GB CUDA build. Elsewhere,
+# point pip at PyTorch's CPU wheel index (PIP_EXTRA_INDEX_URL) to get the CPU build.
 TORCH_CPU := torch==2.13.0
 
 SEED_MODEL := models/seed-policy

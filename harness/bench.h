@@ -17,7 +17,8 @@
  *   3. after timing: fresh inputs at both sizes, fully checked again;
  *   4. the serial textbook baseline is timed the same way in this binary.
  * Results are written once, at the end, as "key value" lines on the file
- * descriptor given by --result-fd (never stdout).
+ * descriptor given by --result-fd (never stdout). They include checksums of the
+ * last output at both sizes, which the parent recomputes from the seeds.
  */
 #ifndef LAB_BENCH_H
 #define LAB_BENCH_H
@@ -229,6 +230,8 @@ int main(int argc, char **argv) {
         snprintf(detail, sizeof detail, "n=%d after timing: %s", a.n, why);
         return finish(&a, "wrong_result", detail);
     }
+    double big_sum = 0.0, big_abs = 0.0;
+    problem_checksum(a.n, &big_sum, &big_abs);
     problem_fill(a.odd_n, s + 6);
     problem_call(a.odd_n);
     if (problem_check_full(a.odd_n, a.tol, why, sizeof why)) {
@@ -239,6 +242,8 @@ int main(int argc, char **argv) {
     problem_checksum(a.odd_n, &sum, &abs_sum);
     report("check_seed %llu\ncheck_n %d\ncheck_sum %.17g\ncheck_abs_sum %.17g\n",
            (unsigned long long)(s + 6), a.odd_n, sum, abs_sum);
+    report("check_big_seed %llu\ncheck_big_sum %.17g\ncheck_big_abs_sum %.17g\n",
+           (unsigned long long)(s + 5), big_sum, big_abs);
     report("n %d\nthreads %d\nreps %d\ntimed_total_s %.9g\ntime_s %.9g\ngflops %.9g\n", a.n,
            a.threads, reps, total, med, problem_flops(a.n) / med * 1e-9);
 

@@ -77,12 +77,19 @@ def _run(result: bytes, wall_s: float = 10.0) -> sandbox.RunOutcome:
                               output="", output_bytes=0, result=result)
 
 
-def _report(problem, seed=5, n=96, odd=77, time_s=0.001, reps=300, nonce="abc", total=None, checksum=None):
-    ref = problem.reference(seed, odd)
+RUN_SEED = 5
+
+
+def _report(problem, n=96, odd=77, time_s=0.001, reps=300, nonce="abc", total=None, checksum=None,
+            big_checksum=None, seed_shift=0):
+    base = RUN_SEED * 1000003 + seed_shift
+    ref, big = problem.reference(base + 6, odd), problem.reference(base + 5, n)
     s, a = checksum or (float(ref.sum()), float(abs(ref).sum()))
+    bs, ba = big_checksum or (float(big.sum()), float(abs(big).sum()))
     total = total if total is not None else time_s * reps
-    return (f"nonce {nonce}\nstatus ok\ndetail -\ncheck_seed {seed}\ncheck_n {odd}\ncheck_sum {s!r}\n"
-            f"check_abs_sum {a!r}\nn {n}\nthreads 1\nreps {reps}\ntimed_total_s {total}\ntime_s {time_s}\n"
+    return (f"nonce {nonce}\nstatus ok\ndetail -\ncheck_seed {base + 6}\ncheck_n {odd}\ncheck_sum {s!r}\n"
+            f"check_abs_sum {a!r}\ncheck_big_seed {base + 5}\ncheck_big_sum {bs!r}\ncheck_big_abs_sum {ba!r}\n"
+            f"n {n}\nthreads 1\nreps {reps}\ntimed_total_s {total}\ntime_s {time_s}\n"
             f"gflops {problem.flops(n) / time_s * 1e-9}\nbaseline_gflops 1.0\n").encode()
 
 
@@ -93,27 +100,29 @@ def _report(problem, seed=5, n=96, odd=77, time_s=0.001, reps=300, nonce="abc", 
     ({"total": 50.0}, "wrong_result"),  # more timed seconds than the whole run took
     ({"reps": 1, "total": 0.3}, "wrong_result"),  # fewer calls than the protocol makes
     ({"n": 64}, "wrong_result"),  # a report for another size
+    ({"big_checksum": (1.0, 2.0)}, "wrong_result"),  # honest at the odd size only
+    ({"seed_shift": 7}, "wrong_result"),  # checksums of inputs the run did not use
 ])
 def test_parent_cross_check_rejects_forged_reports(tamper, status):
     """A report the driver did not write (or one about other work) must not pass."""
     problem = load_problem("dgemm")
     cfg = dataclasses.replace(SMALL, odd_n=77)
-    result = ev._verdict(_run(_report(problem, **tamper)), "abc", problem, cfg, sandbox.Limits())
+    result = ev._verdict(_run(_report(problem, **tamper)), "abc", problem, cfg, sandbox.Limits(), RUN_SEED)
     assert result.status == status, result.detail
 
 
 def test_verdict_maps_signals_and_limits():
     problem, cfg, limits = load_problem("dgemm"), SMALL, sandbox.Limits(cpu_s=10)
     crash = dataclasses.replace(_run(b""), returncode=None, signal=11)
-    assert ev._verdict(crash, "x", problem, cfg, limits).detail.startswith("killed by SIGSEGV")
+    assert ev._verdict(crash, "x", problem, cfg, limits, RUN_SEED).detail.startswith("killed by SIGSEGV")
     cpu = dataclasses.replace(_run(b""), returncode=None, signal=24)
-    assert ev._verdict(cpu, "x", problem, cfg, limits).status == "timeout"
+    assert ev._verdict(cpu, "x", problem, cfg, limits, RUN_SEED).status == "timeout"
     flood = dataclasses.replace(_run(b""), returncode=None, signal=25)
-    assert "output flood" in ev._verdict(flood, "x", problem, cfg, limits).detail
+    assert "output flood" in ev._verdict(flood, "x", problem, cfg, limits, RUN_SEED).detail
     left = dataclasses.replace(_run(_report(problem)), killed=2)
-    assert ev._verdict(left, "abc", problem, cfg, limits).status == "runtime_error"
+    assert ev._verdict(left, "abc", problem, cfg, limits, RUN_SEED).status == "runtime_error"
     silent = _run(b"")
-    assert ev._verdict(silent, "x", problem, cfg, limits).detail == "ended without a valid report"
+    assert ev._verdict(silent, "x", problem, cfg, limits, RUN_SEED).detail == "ended without a valid report"
 
 
 @pytest.mark.parametrize("name", ["dgemm", "dgemv"])

@@ -309,8 +309,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        if getattr(args, "threads", 1) < 1 or (getattr(args, "n", None) or 1) < 1:
-            raise UsageError("--threads and --n must be positive")
+        n, jobs = getattr(args, "n", None), getattr(args, "jobs", None)
+        if getattr(args, "threads", 1) < 1 or (n is not None and n < 1) or (jobs is not None and jobs < 1):
+            raise UsageError("--threads, --n and --jobs must be positive")
         return args.func(args)
     except UsageError as err:
         print(f"lab: error: {err}", file=sys.stderr)

@@ -16,7 +16,8 @@ arithmetic of the timings, and that nothing was left running.
 
 Identical (completion, problem, measurement config) is measured once: duplicates
 in a batch are folded, and results persist in a joblib.Memory cache under
-.cache/lab/evals (set `cache=False` to always measure). `evaluate_batch` spreads
+.cache/lab/evals, keyed also by the evaluator's code, the compiler and the CPU
+model (set `cache=False` to always measure). `evaluate_batch` spreads
 work over core slots with joblib: each job holds `threads` CPUs of its own
 (locked machine-wide), runs with OMP_NUM_THREADS/OMP_THREAD_LIMIT set to
 `threads`, and is pinned to those CPUs.
@@ -125,32 +126,47 @@ def parse_report(raw: bytes) -> dict[str, str]:
     return out
 
 
-def _cross_check(report: dict[str, str], problem: Problem, config: EvalConfig, run: sandbox.RunOutcome) -> str:
+#: The driver's cap on timed calls (bench.h); tiny sizes may stop there before min_time.
+DRIVER_MAX_REPS = 100000
+
+
+def _cross_check(report: dict[str, str], problem: Problem, config: EvalConfig, run: sandbox.RunOutcome,
+                 seed: int) -> str:
     """The parent's own checks of an 'ok' report; returns a reason, or '' if it holds."""
     try:
         n = int(report["n"])
         time_s, gflops = float(report["time_s"]), float(report["gflops"])
         reps, total = int(report["reps"]), float(report["timed_total_s"])
-        seed, check_n = int(report["check_seed"]), int(report["check_n"])
-        got_sum, got_abs = float(report["check_sum"]), float(report["check_abs_sum"])
+        checks = [(int(report["check_seed"]), int(report["check_n"]), float(report["check_sum"]),
+                   float(report["check_abs_sum"])),
+                  (int(report["check_big_seed"]), n, float(report["check_big_sum"]),
+                   float(report["check_big_abs_sum"]))]
+        if config.baseline:
+            float(report["baseline_gflops"])
     except (KeyError, ValueError) as err:
         return f"incomplete report ({err})"
-    if n != (config.n or problem.default_n) or check_n != (config.odd_n or problem.odd_n):
+    if n != (config.n or problem.default_n) or checks[0][1] != (config.odd_n or problem.odd_n):
         return "report is for other sizes than requested"
+    # The seeds of the last calls follow from the run's seed (bench.h): the parent knows the inputs.
+    base = seed * 1000003
+    if (checks[0][0], checks[1][0]) != (base + 6, base + 5):
+        return "report names other inputs than the ones the run used"
     if not (time_s > 0 and math.isclose(gflops, problem.flops(n) / time_s * 1e-9, rel_tol=1e-6)):
         return "reported GFLOPS do not match the reported time"
-    # The driver times until both minimums are met; the timed calls fit inside the run.
-    if reps < config.min_reps or total < config.min_time_s or not time_s <= total <= run.wall_s:
+    # The driver times until both minimums are met (or its call cap); the timed calls fit inside the run.
+    enough = total >= config.min_time_s or reps >= DRIVER_MAX_REPS
+    if reps < config.min_reps or not enough or not time_s <= total <= run.wall_s:
         return "reported timings are inconsistent with the run"
-    ref = problem.reference(seed, check_n)
-    bound = problem.tolerance * check_n * ref.size * 4
-    if not (abs(got_sum - float(ref.sum())) <= bound and abs(got_abs - float(abs(ref).sum())) <= bound):
-        return "checksum of the candidate's output does not match the parent's reference"
+    for check_seed, size, got_sum, got_abs in checks:
+        ref = problem.reference(check_seed, size)
+        bound = problem.tolerance * size * ref.size * 4
+        if not (abs(got_sum - float(ref.sum())) <= bound and abs(got_abs - float(abs(ref).sum())) <= bound):
+            return f"checksum of the candidate's output at n={size} does not match the parent's reference"
     return ""
 
 
 def _verdict(run: sandbox.RunOutcome, nonce: str, problem: Problem, config: EvalConfig,
-             limits: sandbox.Limits) -> EvalResult:
+             limits: sandbox.Limits, seed: int) -> EvalResult:
     tail = run.output.strip()[-300:]
     if run.timed_out:
         return _fail("timeout", f"exceeded the {limits.wall_s:g} s run limit")
@@ -173,7 +189,7 @@ def _verdict(run: sandbox.RunOutcome, nonce: str, problem: Problem, config: Eval
         return _fail("wrong_result", report.get("detail", ""))
     if report.get("status") != "ok":
         return _fail("runtime_error", f"unexpected report status {report.get('status')!r}")
-    reason = _cross_check(report, problem, config, run)
+    reason = _cross_check(report, problem, config, run, seed)
     if reason:
         return _fail("wrong_result", f"the parent's cross-check failed: {reason}")
     gflops = float(report["gflops"])
@@ -235,7 +251,7 @@ def _measure(completion: str, problem_name: str, config: EvalConfig, fingerprint
         if fail:
             return dataclasses.replace(fail, compile_s=compile_s, **meta)
 
-        nonce = secrets.token_hex(8)
+        nonce, seed = secrets.token_hex(8), secrets.randbits(40)
         threads = config.threads
         run_limits = sandbox.Limits(wall_s=config.run_timeout_s, cpu_s=int(config.run_timeout_s * threads) + 5,
                                     memory_mb=config.memory_mb, file_mb=1, processes=threads + 16)
@@ -243,11 +259,11 @@ def _measure(completion: str, problem_name: str, config: EvalConfig, fingerprint
                 "--threads", str(threads), "--min-time", repr(config.min_time_s),
                 "--min-reps", str(config.min_reps), "--baseline", str(int(config.baseline)),
                 "--baseline-min-time", repr(config.baseline_min_time_s), "--tol", repr(problem.tolerance),
-                "--seed", str(secrets.randbits(48)), "--nonce", nonce, "--result-fd", "{result_fd}"]
+                "--seed", str(seed), "--nonce", nonce, "--result-fd", "{result_fd}"]
         env = {"OMP_NUM_THREADS": str(threads), "OMP_THREAD_LIMIT": str(threads), "OMP_DYNAMIC": "false",
                "OMP_PROC_BIND": "close", "OMP_PLACES": "threads"}
         run = sandbox.run(argv, work, run_limits, cores, uid, env=env, want_result=True)
-        result = _verdict(run, nonce, problem, config, run_limits)
+        result = _verdict(run, nonce, problem, config, run_limits, seed)
         return dataclasses.replace(result, compile_s=compile_s, run_s=run.wall_s, **meta)
 
 
@@ -256,8 +272,18 @@ def _memory() -> joblib.Memory:
     return joblib.Memory(CACHE_DIR / "evals", verbose=0)
 
 
+@cache
+def _machine_fingerprint() -> str:
+    """Compiler and CPU: a cache shared between machines must not hand one machine's numbers to another."""
+    from lab.build import compiler_version
+
+    cpu = next((line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")),
+               "") if Path("/proc/cpuinfo").exists() else ""
+    return hashlib.sha256(f"{compiler_version()}|{cpu}".encode()).hexdigest()[:12]
+
+
 def _fingerprint(problem: Problem) -> str:
-    return f"{problem.fingerprint()}-{_code_fingerprint()}"
+    return f"{problem.fingerprint()}-{_code_fingerprint()}-{_machine_fingerprint()}"
 
 
 def _with_reward(result: EvalResult, config: EvalConfig, cached: bool) -> EvalResult:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")  # files only; no display needed
 import matplotlib.pyplot as plt  # noqa: E402
@@ -66,8 +67,10 @@ def gflops_distribution(results: dict, out: Path) -> Path | None:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
     names = list(results)
-    sns.stripplot(x=[g for _, g in rows], y=[n for n, _ in rows], order=names, ax=ax, alpha=0.6, jitter=0.25)
+    sns.stripplot(x=[g for _, g in rows], y=[n for n, _ in rows], hue=[n for n, _ in rows], order=names,
+                  hue_order=names, ax=ax, alpha=0.6, jitter=0.25, legend=False)
     ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # major decades only: readable labels
     blas = next((r["metrics"]["openblas_gflops"] for r in results.values() if r["metrics"].get("openblas_gflops")),
                 None)
     base = [s["baseline_gflops"] for r in results.values() for s in r["samples"] if s.get("baseline_gflops")]

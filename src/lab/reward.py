@@ -62,6 +62,8 @@ def reward_from_result(result: EvalResult, config: RewardConfig) -> float:
         return float(config.penalties[result.status])
     if config.positive == "gflops":
         return float(result.gflops)
+    if result.speedup is None:  # only when the baseline was not timed (EvalConfig(baseline=False))
+        raise ValueError(f"the {config.positive!r} reward needs the baseline timed (EvalConfig(baseline=True))")
     if config.positive == "speedup":
         return float(result.speedup)
     return math.log1p(result.speedup)

@@ -70,7 +70,8 @@ def generate(model, tokenizer, prompt: str, num: int, temperature: float = 1.0, 
                                                                                 device=model.device),
                                  do_sample=temperature > 0, temperature=temperature if temperature > 0 else None,
                                  top_p=1.0, top_k=0, max_new_tokens=max_new_tokens,
-                                 pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id,
+                                 pad_token_id=(tokenizer.pad_token_id if tokenizer.pad_token_id is not None
+                                               else tokenizer.eos_token_id),
                                  eos_token_id=tokenizer.eos_token_id)
             out += tokenizer.batch_decode(gen[:, ids.shape[1]:], skip_special_tokens=True)
     return out

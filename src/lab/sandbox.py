@@ -6,7 +6,8 @@ harness runs as root (CI, the lab's own machines) the child, before exec:
 
 - starts a new session and gets new mount, network and IPC namespaces: no
   network interface but a downed loopback, and private empty tmpfs mounts over
-  /tmp, /var/tmp and /dev/shm, so its only writable place is `workdir`;
+  /tmp, /var/tmp, /dev/shm and /run/lock (the world-writable places), so its only
+  lasting writable place is `workdir`;
 - is pinned to `cores` (explicit affinity; nothing inherited by accident);
 - gets hard rlimits: address space, CPU seconds, file size, open files,
   processes, no core dumps;
@@ -119,7 +120,7 @@ def _child_setup(cores: Sequence[int], limits: Limits, uid: int | None) -> None:
     if uid is not None:
         _check(_libc.unshare(_CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWIPC), "unshare")
         _check(_libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None), "mount private")
-        for path in (b"/tmp", b"/var/tmp", b"/dev/shm"):
+        for path in (b"/tmp", b"/var/tmp", b"/dev/shm", b"/run/lock"):
             if os.path.isdir(path):
                 _check(_libc.mount(b"tmpfs", path, b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=64m,mode=1777"),
                        f"mount tmpfs {path!r}")
@@ -150,11 +151,13 @@ def _uid_processes(uid: int) -> tuple[list[int], list[int]]:
     return live, zombies
 
 
-def _kill_uid(uid: int) -> int:
-    """SIGKILL every process of `uid` (as that uid, so nothing else can be hit); return survivors."""
+def _kill_uid(uid: int, keep_zombie: int | None = None) -> int:
+    """SIGKILL every process of `uid` (as that uid, so nothing else can be hit); return survivors.
+
+    `keep_zombie` is the run's own child, which the waiting thread reaps itself."""
     for _ in range(20):
         live, zombies = _uid_processes(uid)
-        for pid in zombies:  # orphans reparented to us (we are a subreaper)
+        for pid in (z for z in zombies if z != keep_zombie):  # orphans reparented to us (a subreaper)
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, os.WNOHANG)
         if not live:
@@ -243,14 +246,16 @@ def run(argv: Sequence[str], workdir: Path, limits: Limits, cores: Sequence[int]
             result.extend(chunk)
 
     base_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C", "HOME": str(workdir), "TMPDIR": "/tmp"}
-    with open(log_path, "wb") as log:
-        start = time.monotonic()
-        proc = subprocess.Popen(
-            list(argv), cwd=workdir, env={**base_env, **(env or {})}, stdin=subprocess.DEVNULL,
-            stdout=log, stderr=subprocess.STDOUT, close_fds=True,
-            pass_fds=(write_fd,) if write_fd is not None else (),
-            preexec_fn=lambda: _child_setup(cores, limits, uid),  # noqa: PLW1509 - see module doc
-        )
+    # The log is read back through this same descriptor: the program owns the directory and
+    # could swap the path for a link to a file it must not see.
+    log = open(log_path, "w+b")  # noqa: SIM115 - closed at the end of run()
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        list(argv), cwd=workdir, env={**base_env, **(env or {})}, stdin=subprocess.DEVNULL,
+        stdout=log, stderr=subprocess.STDOUT, close_fds=True,
+        pass_fds=(write_fd,) if write_fd is not None else (),
+        preexec_fn=lambda: _child_setup(cores, limits, uid),  # noqa: PLW1509 - see module doc
+    )
     if write_fd is not None:
         os.close(write_fd)
         reader = threading.Thread(target=drain, daemon=True)
@@ -259,7 +264,7 @@ def run(argv: Sequence[str], workdir: Path, limits: Limits, cores: Sequence[int]
 
     def on_timeout() -> None:
         timed_out.set()
-        _kill_uid(uid) if uid is not None else _kill_group(proc.pid)
+        _kill_uid(uid, keep_zombie=proc.pid) if uid is not None else _kill_group(proc.pid)
 
     timer = threading.Timer(limits.wall_s, on_timeout)
     timer.start()
@@ -275,10 +280,11 @@ def run(argv: Sequence[str], workdir: Path, limits: Limits, cores: Sequence[int]
     if read_fd is not None:
         reader.join(timeout=1.0)
         os.close(read_fd)
-    output_bytes = log_path.stat().st_size
-    with open(log_path, "rb") as log:
+    with log:
+        output_bytes = os.fstat(log.fileno()).st_size
+        log.seek(0)
         output = log.read(OUTPUT_KEEP_BYTES).decode("utf-8", "replace")
-    log_path.unlink()
+    log_path.unlink(missing_ok=True)
     sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
     return RunOutcome(
         returncode=None if sig else os.WEXITSTATUS(status), signal=sig, timed_out=timed_out.is_set(),

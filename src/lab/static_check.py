@@ -52,9 +52,9 @@ FORBIDDEN_CALLS = frozenset("""
     getpid getppid gettid setuid setgid setsid setpgid sched_setaffinity pthread_create
     omp_set_num_threads omp_set_dynamic
     __builtin_frame_address __builtin_return_address __builtin_extract_return_addr
-    __builtin_apply __builtin_apply_args __builtin_longjmp __builtin_setjmp __builtin_trap_not
+    __builtin_apply __builtin_apply_args __builtin_longjmp __builtin_setjmp
     __libc_start_main __libc_csu_init _init _fini main
-""".split()) - {"__builtin_trap_not"}
+""".split())
 
 #: BLAS and LAPACK in any common spelling (CBLAS, Fortran trailing underscore, vendors).
 _BLAS = re.compile(
@@ -63,13 +63,14 @@ _BLAS = re.compile(
 )
 
 _ASM = re.compile(r"\b(asm|__asm|__asm__)\b")
-_ATTRIBUTE = re.compile(r"__attribute(?:__)?\s*\(\((.*?)\)\)", re.S)
+_ATTRIBUTE = re.compile(r"__attribute(?:__)?\s*\(\s*\((.*?)\)\s*\)", re.S)
 #: Attributes that run code outside the call, or rename/relocate symbols.
 _FORBIDDEN_ATTRIBUTES = {"constructor", "destructor", "ifunc", "section", "alias", "weakref", "weak", "naked",
                          "visibility", "target_clones", "symver"}
 _IDENT = re.compile(r"([A-Za-z_]\w*)(\s*\()?")
-_INCLUDE = re.compile(r"^[ \t]*#[ \t]*(include|include_next|import)\b[ \t]*(.*)$", re.M)
-_DIRECTIVE_OTHER = re.compile(r"^[ \t]*#[ \t]*(embed\b|line\b|\d)", re.M)
+# `%:` is the digraph spelling of `#`.
+_INCLUDE = re.compile(r"^[ \t]*(?:#|%:)[ \t]*(include|include_next|import)\b[ \t]*(.*)$", re.M)
+_DIRECTIVE_OTHER = re.compile(r"^[ \t]*(?:#|%:)[ \t]*(embed\b|line\b|\d)", re.M)
 
 #: Undefined symbols a candidate object may reference: memory, string, libm, OpenMP runtime.
 ALLOWED_UNDEFINED = frozenset("""
@@ -78,7 +79,7 @@ ALLOWED_UNDEFINED = frozenset("""
     sqrt sqrtf cbrt fabs fabsf fma fmaf fmin fmax fminf fmaxf floor ceil round trunc lround llround
     rint nearbyint exp exp2 expm1 log log2 log10 log1p pow powf hypot sin cos tan asin acos atan atan2
     sinh cosh tanh erf erfc fmod remainder copysign nan ldexp frexp modf ilogb logb
-    abs labs llabs qsort
+    abs labs llabs
     omp_get_thread_num omp_get_num_threads omp_get_max_threads omp_get_num_procs omp_in_parallel
     omp_get_level omp_get_team_size omp_get_ancestor_thread_num
     omp_init_lock omp_destroy_lock omp_set_lock omp_unset_lock
@@ -215,6 +216,17 @@ def check_preprocessed(preprocessed: str, filename: str, problem: Problem) -> Vi
     return _identifier_violation(strip_comments(own), problem)
 
 
+_CODE_SECTIONS = {".text", ".text.unlikely", ".text.hot", ".text.startup", ".text.exit"}
+
+
+def _section_name(obj: Path, index: int) -> str:
+    for line in _tool("readelf", "-SW", str(obj)).splitlines():
+        m = re.match(r"\s*\[\s*(\d+)\]\s+(\S+)", line)
+        if m and int(m.group(1)) == index:
+            return m.group(2)
+    return ""
+
+
 def _tool(*argv: str) -> str:
     return subprocess.run(argv, capture_output=True, text=True, check=True, timeout=30).stdout
 
@@ -243,10 +255,25 @@ def check_object(obj: Path, problem: Problem) -> Violation | None:
             return _forbidden(f"calls BLAS ({name})")
         if name not in ALLOWED_UNDEFINED and not name.startswith(_ALLOWED_UNDEFINED_PREFIXES):
             return _forbidden(f"references {name}, which is not on the allow-list of callable symbols")
+    code_sections = set()
     for line in _tool("objdump", "-h", "-w", str(obj)).splitlines():
-        m = re.match(r"\s*\d+\s+(\S+)\s+[0-9a-f]{8}", line)
-        if m and not _ALLOWED_SECTION.match(m.group(1)):
-            return _forbidden(f"has section {m.group(1)} (constructors, destructors and custom sections are not allowed)")
+        m = re.match(r"\s*\d+\s+(\S+)\s+[0-9a-f]{8}.*\s(\S+)$", line)
+        if not m:
+            continue
+        name, flags = m.group(1), m.group(2)
+        if not _ALLOWED_SECTION.match(name):
+            return _forbidden(f"has section {name} (constructors, destructors and custom sections are not allowed)")
+        if "CODE" in flags.split(","):
+            if name not in _CODE_SECTIONS:
+                return _forbidden(f"has code in section {name}; only the compiler's text sections may hold code")
+            code_sections.add(name)
+    # Only functions may live in code sections: bytes placed there as data are never disassembled below.
+    for line in _tool("readelf", "-sW", str(obj)).splitlines():
+        parts = line.split()
+        if len(parts) >= 8 and parts[3] == "OBJECT" and parts[6].isdigit():
+            section = _section_name(obj, int(parts[6]))
+            if section in code_sections:
+                return _forbidden(f"places data ({parts[7]}) in the code section {section}")
     for line in _tool("objdump", "-d", "--no-show-raw-insn", "-M", "att", str(obj)).splitlines():
         m = _FORBIDDEN_INSN.search(line.split("#")[0])
         if m:

@@ -145,8 +145,9 @@ def last_checkpoint(output_dir: str | Path) -> str | None:
     return str(ckpts[-1]) if ckpts else None
 
 
-def build_trainer(config: TrainConfig, log_path: Path | None = None):
-    """The GRPOTrainer for `config` (without training)."""
+def build_trainer(config: TrainConfig, log_path: Path | None = None, extra_reward_funcs: list | None = None):
+    """The GRPOTrainer for `config` (without training); `extra_reward_funcs` are added to the
+    harness reward (TRL sums them), e.g. for shaping experiments."""
     import torch
     from trl import GRPOConfig, GRPOTrainer
 
@@ -170,7 +171,8 @@ def build_trainer(config: TrainConfig, log_path: Path | None = None):
 
         peft_config = LoraConfig(r=config.lora_rank, lora_alpha=2 * config.lora_rank, task_type="CAUSAL_LM",
                                  target_modules="all-linear")
-    trainer = GRPOTrainer(model=model, reward_funcs=[reward_fn], args=args, train_dataset=_dataset(config),
+    trainer = GRPOTrainer(model=model, reward_funcs=[reward_fn, *(extra_reward_funcs or [])], args=args,
+                          train_dataset=_dataset(config),
                           processing_class=tokenizer, peft_config=peft_config)
     if log_path is not None:
         trainer.add_callback(_log_callback(reward_fn, log_path))

@@ -2,8 +2,8 @@
 
 Each record is what a base code model might be asked and might answer:
 
-- prompt: the problem's prompt, and for half of the records the sentence stating a
-  permitted technique subset (random size, as SQD samples them);
+- prompt: the problem's prompt, and for CONDITIONED_RATE of the records the sentence
+  stating a permitted technique subset (random size, as SQD samples them);
 - completion: a chat-style answer, a ```c fenced block with now and then a line of
   prose; it respects the permitted set in most records (RESPECT_RATE);
 - the mix of a base model: mostly plain correct code, a minority of optimized

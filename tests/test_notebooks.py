@@ -1,0 +1,69 @@
+"""Every notebook runs under papermill with the smoke configuration (tiny model, tiny budgets)."""
+
+from __future__ import annotations
+
+import json
+
+import papermill as pm
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    from lab.seed_policy.pretrain import SMOKE, build_seed_model
+
+    base = tmp_path_factory.mktemp("smoke")
+    build_seed_model(base / "model", SMOKE, progress=False)
+    params = yaml.safe_load((ROOT / "configs" / "smoke.yaml").read_text())
+    params["model"] = str(base / "model")
+    params["results_dir"] = str(base / "results")
+    params["figures_dir"] = str(base / "results" / "figures")
+    params["grpo"]["runs_dir"] = str(base / "runs")
+    return base, params
+
+
+@pytest.mark.parametrize("name", ["01_baseline", "02_grpo", "04_figures"])
+def test_notebook_runs_with_the_smoke_config(name, smoke):
+    base, params = smoke
+    out = base / f"{name}.ipynb"
+    pm.execute_notebook(str(ROOT / "notebooks" / f"{name}.ipynb"), str(out), parameters=params, cwd=str(ROOT),
+                        progress_bar=False, kernel_name="python3")
+    assert out.exists()
+    results = base / "results"
+    if name == "01_baseline":
+        metrics = json.loads((results / "baseline" / "metrics.json").read_text())
+        assert metrics["complete"] and metrics["n_samples"] == 4
+        for key in ("experiment", "model", "status_counts", "pass_at_1", "mean_gflops_ok", "median_gflops_ok",
+                    "best_gflops", "expected_speedup", "expected_speedup_ok", "speedup_at_k",
+                    "fraction_of_openblas_best", "openblas_gflops"):
+            assert key in metrics
+        assert json.loads((results / "baseline" / "config.json").read_text())["git_commit"]
+    if name == "02_grpo":
+        assert len((results / "grpo" / "train_log.jsonl").read_text().splitlines()) == 2
+        assert json.loads((results / "grpo" / "metrics.json").read_text())["complete"]
+    if name == "04_figures":
+        figures = {p.name for p in (results / "figures").glob("*.png")}
+        assert {"reward_curve.png", "status_over_steps.png", "status_breakdown.png", "metrics_table.png"} <= figures
+
+
+def test_finished_experiments_are_skipped(smoke):
+    from lab.experiments import ExperimentConfig, run_baseline
+
+    base, params = smoke
+    cfg = ExperimentConfig.from_dict({**params["baseline"], "model": params["model"],
+                                      "results_dir": str(base / "skip")})
+    first = run_baseline(cfg)
+    mtime = (cfg.out_dir / "samples.jsonl").stat().st_mtime_ns
+    assert run_baseline(cfg) == first and (cfg.out_dir / "samples.jsonl").stat().st_mtime_ns == mtime
+
+
+def test_unknown_parameters_are_rejected():
+    from lab.experiments import ExperimentConfig
+
+    with pytest.raises(ValueError, match="unknown experiment parameter"):
+        ExperimentConfig.from_dict({"experiment": "x", "sampels": 3})
+    with pytest.raises(ValueError, match="unknown train parameter"):
+        ExperimentConfig.from_dict({"experiment": "x", "train": {"stpes": 3}})

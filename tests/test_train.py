@@ -1,0 +1,102 @@
+"""GRPO training on a tiny seed policy: the reward contract, a real two-step run, resume after a kill."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lab.evaluate import EvalConfig
+from lab.reward import RewardConfig
+from lab.train import HarnessReward, TrainConfig, build_trainer, train
+from tests.conftest import KERNELS, ROOT
+
+TINY_EVAL = dict(eval_n=48)
+
+
+@pytest.fixture(scope="module")
+def tiny_policy(tmp_path_factory):
+    from lab.seed_policy.pretrain import SMOKE, build_seed_model
+
+    out = tmp_path_factory.mktemp("policy") / "smoke"
+    build_seed_model(out, SMOKE, progress=False)
+    return out
+
+
+def test_harness_reward_honours_trls_contract():
+    fn = HarnessReward("dgemm", RewardConfig(), EvalConfig(n=48, min_time_s=0.01, min_reps=2, baseline=False))
+    naive = (KERNELS / "legit" / "naive.c").read_text()
+    completions = [[{"role": "assistant", "content": f"```c\n{naive}```"}], "no code", naive]
+    rewards = fn(completions, prompts=["p"] * 3, problem=["dgemm"] * 3, completion_ids=[[1]] * 3, trainer_state=None)
+    assert len(rewards) == 3 and all(isinstance(r, float) for r in rewards)
+    assert rewards[0] > 0 and rewards[1] == -100.0 and rewards[2] == pytest.approx(rewards[0], rel=0.5)
+    assert [r.status for r in fn.last] == ["ok", "format_error", "ok"]
+
+
+def test_two_grpo_steps_log_a_loss_and_change_parameters(tiny_policy, tmp_path):
+    import torch
+
+    cfg = TrainConfig(model=str(tiny_policy), output_dir=str(tmp_path / "run"), steps=2, group_size=4,
+                      prompts_per_step=1, max_completion_length=96, save_steps=100, learning_rate=1e-3, **TINY_EVAL)
+    # The smoke policy's samples may all fail alike (zero reward spread, so zero advantage);
+    # a length term guarantees spread, so the update is real. The harness reward still runs.
+    def length(completions, **kwargs):
+        return [float(len(str(c))) / 100 for c in completions]
+
+    trainer = build_trainer(cfg, tmp_path / "log.jsonl", extra_reward_funcs=[length])
+    before = {k: v.detach().clone() for k, v in trainer.model.state_dict().items()}
+    trainer.train()
+    after = trainer.model.state_dict()
+    assert any(not torch.equal(before[k], after[k]) for k in before)
+    rows = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1, 2]
+    for r in rows:
+        assert "loss" in r and "reward" in r and "reward_std" in r and "frac_reward_zero_std" in r
+        assert sum(r["status_counts"].values()) == 4 and r["reward_s"] > 0 and r["step_s"] >= r["reward_s"]
+
+
+def test_gpu_options_refuse_to_run_without_cuda(tiny_policy, tmp_path):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    with pytest.raises(RuntimeError, match="CUDA"):
+        build_trainer(TrainConfig(model=str(tiny_policy), output_dir=str(tmp_path), use_vllm=True))
+
+
+@pytest.mark.gpu
+def test_unsloth_loader_on_cuda(tiny_policy, tmp_path):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    pytest.importorskip("unsloth")
+    trainer = build_trainer(TrainConfig(model=str(tiny_policy), output_dir=str(tmp_path), steps=1, group_size=4,
+                                        prompts_per_step=1, use_unsloth=True, **TINY_EVAL))
+    trainer.train()
+
+
+def test_resume_after_a_kill_finishes_with_complete_results(tiny_policy, tmp_path):
+    out = tmp_path / "run"
+    script = (f"from lab.train import TrainConfig, train; train(TrainConfig(model={str(tiny_policy)!r}, "
+              f"output_dir={str(out)!r}, steps=4, group_size=4, prompts_per_step=1, max_completion_length=96, "
+              f"save_steps=2, eval_n=48))")
+    first = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 240
+    while not (out / "checkpoint-2").exists() and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert (out / "checkpoint-2").exists(), "no checkpoint was written"
+    if first.poll() is None:
+        os.killpg(first.pid, signal.SIGKILL)  # our own child's session only
+    first.wait()
+    subprocess.run([sys.executable, "-c", script], cwd=ROOT, check=True, capture_output=True, timeout=300)
+    rows = [json.loads(line) for line in (out / "train_log.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1, 2, 3, 4]
+    assert (out / "final" / "config.json").exists() and (out / "checkpoint-4").exists()
+    assert json.loads((out / "train_config.json").read_text())["steps"] == 4
