@@ -27,12 +27,14 @@ def autotune(problem: str = "dgemm", n: int | None = None, threads: int = 2) -> 
              "status": r.status, "gflops": r.gflops, "detail": r.detail}
             for s, r in zip(specs, results)]
     ok = [(row, src) for row, src in zip(rows, sources) if row["status"] == "ok"]
-    best_row, best_src = max(ok, key=lambda x: x[0]["gflops"])
     blas = openblas_gflops(problem, n, threads)
+    best = None
+    if ok:
+        best_row, best_src = max(ok, key=lambda x: x[0]["gflops"])
+        best = {**best_row, "fraction_of_openblas": best_row["gflops"] / blas, "source": best_src}
     return {
         "problem": problem, "n": n, "threads": threads, "variants": len(rows),
-        "ok": len(ok), "openblas_gflops": blas,
-        "best": {**best_row, "fraction_of_openblas": best_row["gflops"] / blas, "source": best_src},
+        "ok": len(ok), "openblas_gflops": blas, "best": best,
         "variants_table": sorted(rows, key=lambda r: -(r["gflops"] or 0)),
         "machine": machine_summary(),
     }

@@ -204,8 +204,8 @@ def cmd_seed_model(args: argparse.Namespace) -> int:
     config = dataclasses.replace(base, seed=args.seed, **{k: v for k, v in (("examples", args.examples),
                                                                              ("epochs", args.epochs)) if v})
     record = build_seed_model(out, config)
-    print(f"built {out}: {record['parameters'] / 1e6:.1f} M parameters, loss {record['loss_first']:.3f} -> "
-          f"{record['loss_last']:.3f}, {record['build_s']:.0f} s")
+    losses = f"loss {record['loss_first']:.3f} -> {record['loss_last']:.3f}, " if record["losses"] else ""
+    print(f"built {out}: {record['parameters'] / 1e6:.1f} M parameters, {losses}{record['build_s']:.0f} s")
     return 0
 
 
@@ -217,6 +217,9 @@ def cmd_autotune(args: argparse.Namespace) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1) + "\n")
     best = report["best"]
+    if best is None:
+        print(f"no variant of {report['variants']} scored ok -> {out}")
+        return 0
     print(f"{report['ok']}/{report['variants']} variants ok; best {best['gflops']:.1f} GFLOPS "
           f"({best['family']}, {', '.join(best['techniques'])}) = {best['fraction_of_openblas']:.2f} of OpenBLAS "
           f"({report['openblas_gflops']:.1f} GFLOPS) at n={report['n']}, {report['threads']} threads -> {out}")

@@ -128,8 +128,9 @@ def list_problems() -> list[str]:
 @cache
 def load_problem(name: str) -> Problem:
     """Load harness/<name>/problem.toml; raises UnknownProblem with the known names."""
-    path = HARNESS_DIR / name / "problem.toml"
-    if not path.is_file():
+    path = HARNESS_DIR / str(name) / "problem.toml"
+    # Only folder names under harness/: a name is never a path to somewhere else.
+    if not isinstance(name, str) or name not in list_problems():
         raise UnknownProblem(f"unknown problem {name!r}; known: {', '.join(list_problems()) or 'none'}")
     raw = tomllib.loads(path.read_text())
     return Problem(

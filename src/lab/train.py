@@ -8,8 +8,8 @@ No trainer subclass: the harness enters as TRL reward functions
 evaluate_batch), and logging as a callback. Per step, `train_log.jsonl` gets TRL's
 own metrics (loss, reward mean/std, completion length, the share of groups whose
 rewards have zero spread) plus what the harness saw (status counts, mean and best
-GFLOPS of ok completions) and the step's time split into reward scoring and the
-rest (generation and update).
+GFLOPS of ok completions) and the step's time split into generation, reward
+scoring and update.
 
 Checkpoints go to `output_dir` every `save_steps`; the same command on the same
 output_dir resumes from the last one. On a CUDA machine with unsloth installed
@@ -71,9 +71,10 @@ class HarnessReward:
         self.__name__ = f"{problem}_{reward.positive}"
         self.last: list[EvalResult] = []
         self.seconds = 0.0
+        self.started = self.finished = 0.0  # monotonic times of the last batch's scoring
 
     def __call__(self, completions: list[Any], **kwargs: Any) -> list[float]:
-        start = time.monotonic()
+        start = self.started = time.monotonic()
         problems = kwargs.get("problem") or [self.problem] * len(completions)
         texts = [completion_text(c) for c in completions]
         results: list[EvalResult | None] = [None] * len(texts)
@@ -82,7 +83,8 @@ class HarnessReward:
             for i, r in zip(idx, evaluate_batch([texts[i] for i in idx], name, self.eval_config, progress=False)):
                 results[i] = r
         self.last = results
-        self.seconds = time.monotonic() - start
+        self.finished = time.monotonic()
+        self.seconds = self.finished - start
         return [reward_from_result(r, self.reward) for r in results]
 
 
@@ -90,26 +92,37 @@ def _log_callback(reward_fn: HarnessReward, path: Path):
     from transformers import TrainerCallback
 
     class StepLog(TrainerCallback):
-        """Appends one JSON line per logged step: TRL's metrics plus the harness's view."""
+        """Appends one JSON line per logged step: TRL's metrics plus the harness's view.
+
+        Within a GRPO step, generation comes first, then reward scoring, then the
+        forward/backward pass and the optimizer step; the callback's step boundaries and
+        the reward function's own timestamps split the step into those three parts."""
 
         def __init__(self):
-            self.t_last = time.monotonic()
+            self.t_begin = self.t_end = time.monotonic()
+
+        def on_step_begin(self, args, state, control, **kwargs):
+            self.t_begin = time.monotonic()
+
+        def on_step_end(self, args, state, control, **kwargs):
+            self.t_end = time.monotonic()
 
         def on_log(self, args, state, control, logs=None, **kwargs):
             if not logs or "loss" not in logs:
                 return
-            now = time.monotonic()
             results = reward_fn.last
             ok = [r.gflops for r in results if r.status == "ok"]
+            scored_now = self.t_begin <= reward_fn.started <= self.t_end
             record = {
                 "step": state.global_step, **{k: v for k, v in logs.items() if isinstance(v, (int, float))},
                 "status_counts": dict(Counter(r.status for r in results)),
                 "mean_gflops_ok": sum(ok) / len(ok) if ok else None,
                 "best_gflops_ok": max(ok) if ok else None,
-                "step_s": now - self.t_last, "reward_s": reward_fn.seconds,
-                "generation_and_update_s": now - self.t_last - reward_fn.seconds,
+                "step_s": self.t_end - self.t_begin,
+                "generation_s": (reward_fn.started - self.t_begin) if scored_now else None,
+                "reward_s": reward_fn.seconds if scored_now else 0.0,
+                "update_s": (self.t_end - reward_fn.finished) if scored_now else self.t_end - self.t_begin,
             }
-            self.t_last = now
             with open(path, "a") as f:
                 f.write(json.dumps(record) + "\n")
 

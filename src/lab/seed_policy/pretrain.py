@@ -173,6 +173,10 @@ def build_seed_model(out: Path, cfg: SeedConfig = SeedConfig(), progress: bool =
     return record
 
 
+def _loss(value: float | None) -> str:
+    return f"{value:.3f}" if value is not None else "n/a (fewer steps than one logging interval)"
+
+
 def _card(r: dict) -> str:
     c = r["config"]
     return f"""# seed-policy — perfRL lab's embedded default policy
@@ -191,7 +195,7 @@ How it was made (`lab seed-model`, seed {c['seed']}, {r['build_s']:.0f} s on {r[
   completions respect; families: {r['corpus']['families']};
 - tokenizer: trained on that corpus with `tokenizers`; chat template `<|user|>` / `<|assistant|>`;
 - training: transformers `Trainer`, {c['epochs']} epochs, batch {c['batch_size']}, learning rate {c['learning_rate']}
-  (cosine), loss on completion tokens only: {r['loss_first']:.3f} -> {r['loss_last']:.3f}.
+  (cosine), loss on completion tokens only: {_loss(r['loss_first'])} -> {_loss(r['loss_last'])}.
 
 Load it like any hub model:
 
