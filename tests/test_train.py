@@ -35,8 +35,16 @@ def test_harness_reward_honours_trls_contract():
     completions = [[{"role": "assistant", "content": f"```c\n{naive}```"}], "no code", naive]
     rewards = fn(completions, prompts=["p"] * 3, problem=["dgemm"] * 3, completion_ids=[[1]] * 3, trainer_state=None)
     assert len(rewards) == 3 and all(isinstance(r, float) for r in rewards)
-    assert rewards[0] > 0 and rewards[1] == -100.0 and rewards[2] == pytest.approx(rewards[0], rel=0.5)
+    assert rewards[0] > 0 and rewards[1] == -100.0 and rewards[2] > 0  # GFLOPS: positive, timing-dependent
     assert [r.status for r in fn.last] == ["ok", "format_error", "ok"]
+
+
+def test_harness_reward_forbids_techniques_outside_the_permitted_set():
+    fn = HarnessReward("dgemm", RewardConfig(), EvalConfig(n=48, min_time_s=0.01, min_reps=2, baseline=False))
+    omp = (KERNELS / "legit" / "omp_collapse_dynamic.c").read_text()
+    rewards = fn([omp, omp, omp], permitted=[None, ["openmp"], ["simd"]])
+    assert rewards[0] > 0 and rewards[1] > 0 and rewards[2] == -100.0
+    assert fn.last[2].status == "forbidden" and "openmp" in fn.last[2].detail
 
 
 def test_two_grpo_steps_log_a_loss_and_change_parameters(tiny_policy, tmp_path):

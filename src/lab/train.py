@@ -31,6 +31,7 @@ from typing import Any
 from lab.evaluate import EvalConfig, EvalResult, evaluate_batch
 from lab.prompts import prompt_text
 from lab.reward import RewardConfig, completion_text, reward_from_result
+from lab.sqd import permission_violation
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,13 @@ class HarnessReward:
             idx = [i for i, p in enumerate(problems) if p == name]
             for i, r in zip(idx, evaluate_batch([texts[i] for i in idx], name, self.eval_config, progress=False)):
                 results[i] = r
+        # Under SQD each row carries its prompt's permitted set: using anything else is forbidden.
+        for i, permitted in enumerate(kwargs.get("permitted") or []):
+            if permitted is not None and results[i].status not in ("format_error", "forbidden"):
+                reason = permission_violation(texts[i], frozenset(permitted))
+                if reason:
+                    results[i] = dataclasses.replace(results[i], status="forbidden", detail=reason, gflops=None,
+                                                     speedup=None, time_s=None, baseline_gflops=None)
         self.last = results
         self.finished = time.monotonic()
         self.seconds = self.finished - start

@@ -1,0 +1,161 @@
+"""Staged Quality-Diversity (SQD): stages, per-problem permitted sets, and the QD archive.
+
+This is the lab's reading of the paper's SQD, not a copy of its code:
+
+- techniques T = lab.techniques.TECHNIQUES (7 of them);
+- a training prompt is (problem, permitted subset P of T), stated in the prompt
+  text (lab.prompts.prompt_text);
+- stage s (1-based) permits subsets of size <= s; the last stage permits all of T;
+- each prompt's P is sampled per problem from the current stage, favouring
+  subsets whose archive cell is empty or weak;
+- the archive is MAP-Elites style (a pyribs GridArchive with one binary measure
+  per technique): descriptor = the techniques detected in correct code, elite =
+  the best-GFLOPS source per cell; stats = coverage, QD score, best;
+- code that uses a technique outside P is `forbidden` (see `permission_violation`);
+- stages advance on a step budget or when the archive covers a share of the
+  cells reachable in the current stage.
+
+    >>> archive = TechniqueArchive()
+    >>> archive.add(frozenset({"simd"}), 12.0, "...")
+    True
+    >>> archive.stats()["coverage"], archive.stats()["best"]
+    (0.0078125, 12.0)
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import dataclass
+
+import numpy as np
+from ribs.archives import GridArchive
+
+from lab.techniques import TECHNIQUES, detect
+
+
+@dataclass(frozen=True)
+class SQDConfig:
+    """Stage schedule and sampling bias."""
+
+    steps_per_stage: int = 8  # advance after this many training steps in a stage...
+    coverage_to_advance: float | None = None  # ...or once this share of the stage's cells is filled
+    empty_weight: float = 4.0  # sampling weight of a subset whose cell is empty
+    weak_weight: float = 2.0  # ... whose elite is below the median elite
+    strong_weight: float = 1.0  # ... otherwise
+
+
+def _bits(techniques: frozenset[str]) -> list[float]:
+    return [1.0 if t in techniques else 0.0 for t in TECHNIQUES]
+
+
+class TechniqueArchive:
+    """MAP-Elites archive over technique sets, on pyribs' GridArchive (2 bins per technique).
+
+    pyribs keeps the numeric side (elites, thresholds, coverage, QD score); sources
+    are text, which pyribs' arrays do not hold, so they live in a dict keyed by cell.
+    """
+
+    def __init__(self) -> None:
+        self._archive = GridArchive(solution_dim=1, dims=[2] * len(TECHNIQUES), ranges=[(0.0, 1.0)] * len(TECHNIQUES))
+        self._sources: dict[int, str] = {}
+        self._sets: dict[int, frozenset[str]] = {}
+
+    def _index(self, techniques: frozenset[str]) -> int:
+        return int(self._archive.index_of(np.array([_bits(techniques)]))[0])
+
+    def add(self, techniques: frozenset[str], gflops: float, source: str) -> bool:
+        """Offer a correct kernel; True if it became its cell's elite."""
+        status = self._archive.add(np.array([[0.0]]), np.array([gflops]), np.array([_bits(techniques)]))["status"]
+        improved = int(status[0]) > 0
+        if improved:
+            idx = self._index(techniques)
+            self._sources[idx], self._sets[idx] = source, frozenset(techniques)
+        return improved
+
+    def best(self, techniques: frozenset[str]) -> float | None:
+        data = self._archive.data()
+        hits = np.nonzero(data["index"] == self._index(techniques))[0]
+        return float(data["objective"][hits[0]]) if len(hits) else None
+
+    def elite_source(self, techniques: frozenset[str]) -> str | None:
+        return self._sources.get(self._index(techniques))
+
+    def cells(self) -> dict[str, float]:
+        """Descriptor ("simd+openmp", "none") -> best GFLOPS, for every filled cell."""
+        data = self._archive.data()
+        out = {}
+        for idx, obj in zip(data["index"], data["objective"]):
+            name = "+".join(t for t in TECHNIQUES if t in self._sets[int(idx)]) or "none"
+            out[name] = float(obj)
+        return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+    def stats(self) -> dict:
+        s = self._archive.stats
+        return {"coverage": float(s.coverage), "qd_score": float(s.qd_score), "cells_filled": int(s.num_elites),
+                "best": float(s.obj_max) if s.num_elites else None}
+
+
+def subsets_up_to(size: int) -> list[frozenset[str]]:
+    return [frozenset(c) for k in range(0, size + 1) for c in itertools.combinations(TECHNIQUES, k)]
+
+
+class StagedSampler:
+    """Which permitted sets the prompts of the current stage state, and when the stage advances."""
+
+    def __init__(self, config: SQDConfig, archive: TechniqueArchive, seed: int = 0):
+        self.config, self.archive, self.rng = config, archive, random.Random(seed)
+        self.stage, self.steps_in_stage = 1, 0
+        self.history: list[dict] = [{"step": 0, "stage": 1}]
+
+    @property
+    def last_stage(self) -> int:
+        return len(TECHNIQUES)
+
+    def permitted_sets(self) -> list[frozenset[str]]:
+        """Subsets of size <= stage (the last stage permits every subset, all of T included)."""
+        return subsets_up_to(self.stage)
+
+    def _weight(self, permitted: frozenset[str], median: float | None) -> float:
+        best = self.archive.best(permitted)
+        if best is None:
+            return self.config.empty_weight
+        return self.config.weak_weight if median is not None and best < median else self.config.strong_weight
+
+    def sample(self, k: int = 1) -> list[frozenset[str]]:
+        """k permitted sets for this step's prompts, favouring empty or weak cells."""
+        options = self.permitted_sets()
+        filled = [v for v in (self.archive.best(p) for p in options) if v is not None]
+        median = float(np.median(filled)) if filled else None
+        weights = [self._weight(p, median) for p in options]
+        return self.rng.choices(options, weights=weights, k=k)
+
+    def stage_coverage(self) -> float:
+        options = self.permitted_sets()
+        return sum(self.archive.best(p) is not None for p in options) / len(options)
+
+    def end_step(self, step: int) -> bool:
+        """Call after each training step; returns True when the stage advanced."""
+        self.steps_in_stage += 1
+        if self.stage >= self.last_stage:
+            return False
+        by_budget = self.steps_in_stage >= self.config.steps_per_stage
+        by_coverage = (self.config.coverage_to_advance is not None
+                       and self.stage_coverage() >= self.config.coverage_to_advance)
+        if by_budget or by_coverage:
+            self.stage += 1
+            self.steps_in_stage = 0
+            self.history.append({"step": step, "stage": self.stage,
+                                 "reason": "coverage" if by_coverage and not by_budget else "budget"})
+            return True
+        return False
+
+
+def permission_violation(source: str, permitted: frozenset[str] | None) -> str | None:
+    """Why `source` breaks the prompt's permitted set (techniques used outside it), or None."""
+    if permitted is None:
+        return None
+    extra = detect(source) - set(permitted)
+    if not extra:
+        return None
+    return f"uses {', '.join(t for t in TECHNIQUES if t in extra)}, which the prompt did not permit"
