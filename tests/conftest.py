@@ -11,6 +11,8 @@ from lab import sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = ROOT / "tests" / "kernels"
+#: The example kernels under harness/ (all correct) double as legitimate test kernels.
+EXAMPLES = ROOT / "harness"
 
 requires_root = pytest.mark.skipif(not sandbox.is_root(), reason="uid switch and namespaces need root")
 

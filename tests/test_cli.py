@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from tests.conftest import KERNELS, ROOT
+from tests.conftest import EXAMPLES, KERNELS, ROOT
 
-NAIVE = KERNELS / "legit" / "naive.c"
+NAIVE = EXAMPLES / "dgemm" / "examples" / "naive.c"
 FAST_FLAGS = ["--n", "96"]
 
 
@@ -57,7 +57,7 @@ def test_score_batch_joins_results_by_id(tmp_path):
     records = [
         {"id": "a", "completion": NAIVE.read_text()},
         {"id": "b", "completion": "no code here"},
-        {"id": "c", "completion": (KERNELS / "legit" / "dgemv_naive.c").read_text(), "problem": "dgemv"},
+        {"id": "c", "completion": (EXAMPLES / "dgemv" / "examples" / "naive.c").read_text(), "problem": "dgemv"},
         {"id": "d", "completion": NAIVE.read_text()},
     ]
     src = tmp_path / "in.jsonl"

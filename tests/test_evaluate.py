@@ -11,10 +11,10 @@ from lab import evaluate as ev
 from lab import sandbox
 from lab.evaluate import EvalConfig, evaluate, evaluate_batch, parse_report
 from lab.problems import load_problem
-from tests.conftest import KERNELS
+from tests.conftest import EXAMPLES
 
 SMALL = EvalConfig(n=96, min_time_s=0.02, min_reps=3, baseline_min_time_s=0.01, run_timeout_s=5)
-NAIVE = (KERNELS / "legit" / "naive.c").read_text()
+NAIVE = (EXAMPLES / "dgemm" / "examples" / "naive.c").read_text()
 
 
 def test_ok_result_carries_performance_and_baseline():

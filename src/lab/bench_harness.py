@@ -2,7 +2,8 @@
 
     python -m lab.bench_harness [--completions 64] [--duplicates 0.25] [--repeats 10] [--out FILE]
 
-1. Scores a batch of completions (legitimate kernels of tests/kernels/legit, made
+1. Scores a batch of completions (legitimate kernels of tests/kernels/legit and
+   harness/dgemm/examples, made
    distinct by a comment, plus a share of exact duplicates) with a cold cache and
    reports candidates/s and efficiency = (sum of fresh compile+run time / cores) / wall.
 2. Scores every duplicate again through `evaluate` (a cache hit) and reports its
@@ -28,7 +29,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _corpus() -> list[str]:
-    files = sorted((ROOT / "tests" / "kernels" / "legit").glob("*"))
+    files = sorted((ROOT / "tests" / "kernels" / "legit").glob("*")) + sorted((ROOT / "harness" / "dgemm" /
+                                                                              "examples").glob("*"))
     texts = []
     for f in files:
         first = f.read_text().splitlines()[0]
@@ -74,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     cached_cost = (time.monotonic() - t0) / max(1, len(dup_texts))
     fresh_cost = busy / max(1, len(fresh))
 
-    repeat_path = ROOT / "tests" / "kernels" / "legit" / "register_blocked_avx512_omp.c"
+    repeat_path = ROOT / "harness" / "dgemm" / "examples" / "packed_avx512_omp.c"
     kernel = repeat_path.read_text()
     repeat_cfg = EvalConfig(cache=False)
     gflops = []
