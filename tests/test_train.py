@@ -8,14 +8,13 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from lab.evaluate import EvalConfig
 from lab.reward import RewardConfig
-from lab.train import HarnessReward, TrainConfig, build_trainer, train
-from tests.conftest import KERNELS, ROOT
+from lab.train import HarnessReward, TrainConfig, build_trainer
+from tests.conftest import EXAMPLES, KERNELS, ROOT
 
 TINY_EVAL = dict(eval_n=48)
 
@@ -31,7 +30,7 @@ def tiny_policy(tmp_path_factory):
 
 def test_harness_reward_honours_trls_contract():
     fn = HarnessReward("dgemm", RewardConfig(), EvalConfig(n=48, min_time_s=0.01, min_reps=2, baseline=False))
-    naive = (KERNELS / "legit" / "naive.c").read_text()
+    naive = (EXAMPLES / "dgemm" / "examples" / "naive.c").read_text()
     completions = [[{"role": "assistant", "content": f"```c\n{naive}```"}], "no code", naive]
     rewards = fn(completions, prompts=["p"] * 3, problem=["dgemm"] * 3, completion_ids=[[1]] * 3, trainer_state=None)
     assert len(rewards) == 3 and all(isinstance(r, float) for r in rewards)
@@ -91,6 +90,15 @@ def test_unsloth_loader_on_cuda(tiny_policy, tmp_path):
     trainer.train()
 
 
+def test_last_checkpoint_skips_incomplete_ones(tmp_path):
+    from lab.train import last_checkpoint
+
+    (tmp_path / "checkpoint-2").mkdir()
+    (tmp_path / "checkpoint-2" / "trainer_state.json").write_text("{}")
+    (tmp_path / "checkpoint-10").mkdir()  # a save that was cut off
+    assert last_checkpoint(tmp_path) == str(tmp_path / "checkpoint-2")
+
+
 def test_resume_after_a_kill_finishes_with_complete_results(tiny_policy, tmp_path):
     out = tmp_path / "run"
     script = (f"from lab.train import TrainConfig, train; train(TrainConfig(model={str(tiny_policy)!r}, "
@@ -102,6 +110,7 @@ def test_resume_after_a_kill_finishes_with_complete_results(tiny_policy, tmp_pat
     while not (out / "checkpoint-2").exists() and first.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)
     assert (out / "checkpoint-2").exists(), "no checkpoint was written"
+    # Killed now, possibly in the middle of writing checkpoint-2: the rerun must cope either way.
     if first.poll() is None:
         os.killpg(first.pid, signal.SIGKILL)  # our own child's session only
     first.wait()

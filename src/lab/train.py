@@ -162,7 +162,10 @@ def _load_model(config: TrainConfig):
 
 
 def last_checkpoint(output_dir: str | Path) -> str | None:
-    ckpts = sorted(Path(output_dir).glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+    """The newest complete checkpoint: the Trainer writes trainer_state.json last, so a run
+    killed while saving leaves a folder without it, which is skipped."""
+    ckpts = sorted((p for p in Path(output_dir).glob("checkpoint-*") if (p / "trainer_state.json").exists()),
+                   key=lambda p: int(p.name.split("-")[1]))
     return str(ckpts[-1]) if ckpts else None
 
 
@@ -220,7 +223,3 @@ def train(config: TrainConfig) -> Path:
     trainer.save_model(str(final))
     trainer.processing_class.save_pretrained(str(final))
     return final
-
-
-def replace_config(config: TrainConfig, **changes: Any) -> TrainConfig:
-    return dataclasses.replace(config, **changes)

@@ -464,7 +464,7 @@ def _dgemm_microkernel(spec: KernelSpec, w: _Writer, helpers: list[str]) -> None
             h.line(f"{p}_storeu_pd({dst}, first ? {names[r][v]} : {p}_add_pd({p}_loadu_pd({dst}), {names[r][v]}));")
     h.line("return;")
     h.close()
-    h.line(f"double tile[MR * NR] __attribute__((aligned(64)));")
+    h.line("double tile[MR * NR] __attribute__((aligned(64)));")
     for r in range(mr):
         for v in range(nv):
             h.line(f"{p}_store_pd(tile + {r * nr + v * width}, {names[r][v]});")
