@@ -6,8 +6,10 @@ from collections import Counter
 
 import pytest
 
-from lab.sqd import SQDConfig, StagedSampler, TechniqueArchive, permission_violation, subsets_up_to
-from lab.techniques import TECHNIQUES
+from lab.prompts import permitted_in
+from lab.sqd import (SQDConfig, SQDSchedule, StagedSampler, TechniqueArchive, descriptor, permission_violation,
+                     subsets_up_to)
+from lab.techniques import TECHNIQUES, detect
 
 S = frozenset
 
@@ -68,6 +70,71 @@ def test_permission_violation():
     #pragma omp parallel for
     for (int i = 0; i < n; i++) for (int j = 0; j < n; j++) { double s = 0;
         for (int k = 0; k < n; k++) s += A[i*n+k]*B[k*n+j]; C[i*n+j] = s; } }"""
-    assert permission_violation(omp, None) is None
-    assert permission_violation(omp, S({"openmp"})) is None
-    assert "openmp" in permission_violation(omp, S({"simd"}))
+    used = detect(omp)
+    assert permission_violation(used, None) is None
+    assert permission_violation(used, S({"openmp"})) is None
+    assert permission_violation(used, ["openmp", "simd"]) is None
+    assert permission_violation(used, S({"simd"})) == "uses openmp, which the prompt did not permit"
+    assert "openmp" in permission_violation(used, S())
+
+
+def test_descriptor_names_sets_in_taxonomy_order():
+    assert descriptor(S({"openmp", "simd"})) == "simd+openmp" and descriptor(S()) == "none"
+    assert descriptor(["register_blocking", "loop_reorder"]) == "loop_reorder+register_blocking"
+
+
+def test_archive_round_trips_through_its_elites():
+    a = TechniqueArchive()
+    a.add(S({"simd", "openmp"}), 30.0, "fast")
+    a.add(S(), 2.0, "naive")
+    elites = a.elites()
+    assert [e["descriptor"] for e in elites] == ["simd+openmp", "none"] and elites[0]["source"] == "fast"
+    b = TechniqueArchive.from_elites(elites)
+    assert b.cells() == a.cells() and b.stats() == a.stats() and b.elite_source(S({"openmp", "simd"})) == "fast"
+
+
+def test_schedule_rows_state_their_permitted_set_and_follow_the_stage():
+    schedule = SQDSchedule(["dgemm"], SQDConfig(steps_per_stage=1), seed=3)
+    rows = schedule.rows()
+    first = [next(rows) for _ in range(40)]
+    for row in first:
+        assert row["problem"] == "dgemm" and len(row["permitted"]) <= 1
+        assert sorted(permitted_in(row["prompt"][0]["content"])) == sorted(row["permitted"])
+    for step in range(1, 4):
+        schedule.end_step(step)
+    assert schedule.stages() == {"dgemm": 4}
+    later = [next(rows) for _ in range(200)]  # the same stream, now drawing from stage 4
+    assert max(len(r["permitted"]) for r in later) == 4
+    assert [h["stage"] for h in schedule.history()["dgemm"]] == [1, 2, 3, 4]
+
+
+def test_schedule_rows_favour_what_the_archive_lacks():
+    schedule = SQDSchedule(["dgemm"], SQDConfig(), seed=0)
+    for t in TECHNIQUES[:6]:
+        schedule.archives["dgemm"].add(S({t}), 50.0, t)
+    schedule.archives["dgemm"].add(S(), 50.0, "naive")
+    rows = schedule.rows()
+    counts = Counter(descriptor(next(rows)["permitted"]) for _ in range(2000))
+    assert counts[TECHNIQUES[6]] > 2.5 * counts["simd"]  # the one empty cell of stage 1
+
+
+def test_schedule_state_restores_stage_history_and_the_random_stream():
+    a = SQDSchedule(["dgemm", "dgemv"], SQDConfig(steps_per_stage=2), seed=7)
+    for step in range(1, 4):
+        a.end_step(step)
+    a.archives["dgemm"].add(S({"simd"}), 9.0, "v")
+    state = a.state_dict()
+    import json
+
+    state = json.loads(json.dumps(state))  # what a checkpoint holds
+    archives = {p: TechniqueArchive.from_elites(x.elites()) for p, x in a.archives.items()}
+    b = SQDSchedule(["dgemm", "dgemv"], SQDConfig(steps_per_stage=2), seed=0, archives=archives)
+    b.load_state_dict(state)
+    assert b.stages() == a.stages() == {"dgemm": 2, "dgemv": 2} and b.history() == a.history()
+    ra, rb = a.rows(), b.rows()
+    assert [next(ra) for _ in range(30)] == [next(rb) for _ in range(30)]
+
+
+def test_schedule_needs_a_problem():
+    with pytest.raises(ValueError, match="at least one problem"):
+        SQDSchedule([])

@@ -79,6 +79,48 @@ def test_gpu_options_refuse_to_run_without_cuda(tiny_policy, tmp_path):
         build_trainer(TrainConfig(model=str(tiny_policy), output_dir=str(tmp_path), use_vllm=True))
 
 
+def test_harness_reward_fills_the_archive_with_correct_kernels_only():
+    from lab.sqd import TechniqueArchive
+
+    archives = {"dgemm": TechniqueArchive()}
+    fn = HarnessReward("dgemm", RewardConfig(), EvalConfig(n=48, min_time_s=0.01, min_reps=2, baseline=False),
+                       archives=archives)
+    naive = (EXAMPLES / "dgemm" / "examples" / "naive.c").read_text()
+    omp = (KERNELS / "legit" / "omp_collapse_dynamic.c").read_text()
+    fn([f"Here:\n```c\n{naive}```", omp, omp, "no code"], permitted=[[], ["openmp"], [], []])
+    assert [r.status for r in fn.last] == ["ok", "ok", "forbidden", "format_error"]
+    assert set(archives["dgemm"].cells()) == {"none", "openmp"}
+    assert archives["dgemm"].elite_source(frozenset()) == naive  # the extracted kernel, not the prose
+    assert fn.last_permitted == ["none", "openmp", "none", "none"]
+
+
+def test_sqd_training_draws_prompts_from_the_schedule_and_logs_it(tiny_policy, tmp_path):
+    from lab.prompts import permitted_in
+    from lab.sqd import SQDConfig
+
+    cfg = TrainConfig(model=str(tiny_policy), output_dir=str(tmp_path / "run"), steps=3, group_size=4,
+                      prompts_per_step=2, max_completion_length=64, save_steps=100,
+                      sqd=SQDConfig(steps_per_stage=1), **TINY_EVAL)
+    seen = []
+
+    def spy(completions, prompts, permitted, **kwargs):
+        seen.append([(permitted_in(p[-1]["content"]), frozenset(s)) for p, s in zip(prompts, permitted)])
+        return [0.0] * len(completions)
+
+    trainer = build_trainer(cfg, tmp_path / "log.jsonl", extra_reward_funcs=[spy])
+    trainer.train()
+    rows = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert [r["stage"] for r in rows] == [{"dgemm": 1}, {"dgemm": 2}, {"dgemm": 3}]
+    assert trainer.sqd_schedule.stages() == {"dgemm": 4}
+    for row, batch in zip(rows, seen):
+        assert all(stated == carried for stated, carried in batch)  # prompt text and reward agree
+        assert len(row["permitted"]) == 2 and "coverage" in row["archive"]["dgemm"]
+    # The stream is live: step 1's prompts come from stage 1, step 3's may use up to 2 techniques
+    # (drawn one step ahead, while step 2 ran in stage 2).
+    assert all(len(carried) <= 1 for _, carried in seen[0])
+    assert all(len(carried) <= 2 for _, carried in seen[2])
+
+
 @pytest.mark.gpu
 def test_unsloth_loader_on_cuda(tiny_policy, tmp_path):
     torch = pytest.importorskip("torch")
@@ -93,17 +135,21 @@ def test_unsloth_loader_on_cuda(tiny_policy, tmp_path):
 def test_last_checkpoint_skips_incomplete_ones(tmp_path):
     from lab.train import last_checkpoint
 
-    (tmp_path / "checkpoint-2").mkdir()
-    (tmp_path / "checkpoint-2" / "trainer_state.json").write_text("{}")
-    (tmp_path / "checkpoint-10").mkdir()  # a save that was cut off
-    assert last_checkpoint(tmp_path) == str(tmp_path / "checkpoint-2")
+    for step in (2, 10, 12):
+        (tmp_path / f"checkpoint-{step}").mkdir()
+    for name in ("trainer_state.json", "archive_state.json"):
+        (tmp_path / "checkpoint-2" / name).write_text("{}")
+    (tmp_path / "checkpoint-12" / "trainer_state.json").write_text("{}")  # cut off before the archive state
+    assert last_checkpoint(tmp_path) == str(tmp_path / "checkpoint-2")  # checkpoint-10: cut off earlier
 
 
-def test_resume_after_a_kill_finishes_with_complete_results(tiny_policy, tmp_path):
+@pytest.mark.parametrize("sqd", [False, True], ids=["grpo", "grpo_sqd"])
+def test_resume_after_a_kill_finishes_with_complete_results(tiny_policy, tmp_path, sqd):
     out = tmp_path / "run"
-    script = (f"from lab.train import TrainConfig, train; train(TrainConfig(model={str(tiny_policy)!r}, "
+    script = (f"from lab.train import TrainConfig, train; from lab.sqd import SQDConfig; "
+              f"train(TrainConfig(model={str(tiny_policy)!r}, "
               f"output_dir={str(out)!r}, steps=4, group_size=4, prompts_per_step=1, max_completion_length=96, "
-              f"save_steps=2, eval_n=48))")
+              f"save_steps=2, eval_n=48, sqd={'SQDConfig(steps_per_stage=1)' if sqd else None}))")
     first = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 240
@@ -119,3 +165,10 @@ def test_resume_after_a_kill_finishes_with_complete_results(tiny_policy, tmp_pat
     assert [r["step"] for r in rows] == [1, 2, 3, 4]
     assert (out / "final" / "config.json").exists() and (out / "checkpoint-4").exists()
     assert json.loads((out / "train_config.json").read_text())["steps"] == 4
+    archive = json.loads((out / "archive.json").read_text())["dgemm"]
+    assert {"coverage", "qd_score", "cells", "elites", "stage_history"} <= set(archive)
+    if sqd:  # one stage per step, continued across the kill: stages 1..4 at steps 0..3, then 5 at step 4
+        assert [r["stage"]["dgemm"] for r in rows] == [1, 2, 3, 4]
+        assert [(h["step"], h["stage"]) for h in archive["stage_history"]] == [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]
+    else:
+        assert archive["stage_history"] is None

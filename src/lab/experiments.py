@@ -1,7 +1,8 @@
-"""The experiments: baseline and GRPO-only share one evaluation protocol and one code path.
+"""The experiments: baseline, GRPO-only and GRPO+SQD share one evaluation protocol and one code path.
 
     run_baseline(ExperimentConfig(experiment="baseline"))
     run_grpo(ExperimentConfig(experiment="grpo", train=TrainConfig(steps=40)))
+    run_grpo_sqd(ExperimentConfig(experiment="grpo_sqd", train=TrainConfig(steps=40, sqd=SQDConfig())))
 
 Evaluation protocol: for each evaluation prompt (the problem's plain prompt), sample
 `samples` completions at `temperature`, score them with the harness, and write
@@ -9,9 +10,16 @@ Evaluation protocol: for each evaluation prompt (the problem's plain prompt), sa
 
 - config.json: every parameter, the git commit, the seed, the machine;
 - samples.jsonl: each completion with its EvalResult;
+- samples.jsonl: each completion with its EvalResult and the techniques detected in it;
 - train_log.jsonl: per-step training log (trained experiments);
-- metrics.json: lab.metrics.summarize(...) plus experiment, model, and
+- archive.json: the technique archive of the correct kernels seen in training,
+  elites' sources included (trained experiments);
+- metrics.json: lab.metrics.summarize(...) plus experiment, model, `archive`
+  (coverage, QD score, cells, stage history; trained experiments) and
   "complete": true — written last, so a run is finished exactly when it exists.
+
+GRPO-only trains on the plain prompt; GRPO+SQD on prompts from the SQD schedule
+(lab.sqd). Both are evaluated on the plain prompt, like the baseline.
 
 A finished experiment is skipped on rerun unless `overwrite` is set; an unfinished
 GRPO run resumes from its last checkpoint (under runs/<experiment>/).
@@ -31,7 +39,11 @@ from lab.calibrate import machine_summary, openblas_gflops
 from lab.evaluate import EvalConfig, evaluate_batch
 from lab.metrics import summarize
 from lab.problems import load_problem
+from lab.extract import FormatError, extract_source
+from lab.reward import RewardConfig
 from lab.sample import load_policy, sample_records
+from lab.sqd import SQDConfig
+from lab.techniques import TECHNIQUES, detect
 from lab.train import TrainConfig, train
 
 
@@ -63,10 +75,12 @@ class ExperimentConfig:
             raise ValueError(f"unknown experiment parameter(s): {', '.join(sorted(unknown))}")
         cfg = cls(**params)
         if train_params:
-            tknown = {f.name for f in dataclasses.fields(TrainConfig)}
-            bad = set(train_params) - tknown
-            if bad:
-                raise ValueError(f"unknown train parameter(s): {', '.join(sorted(bad))}")
+            train_params = dict(train_params)
+            nested = {"sqd": SQDConfig, "reward": RewardConfig}
+            for key, kind in nested.items():
+                if isinstance(train_params.get(key), dict):
+                    train_params[key] = kind(**_known(kind, train_params[key], f"train.{key}"))
+            train_params = _known(TrainConfig, train_params, "train")
             cfg = dataclasses.replace(cfg, train=TrainConfig(**{"model": cfg.model, "problem": cfg.problem,
                                                                  "seed": cfg.seed, **train_params}))
         return cfg
@@ -74,6 +88,13 @@ class ExperimentConfig:
     @property
     def out_dir(self) -> Path:
         return Path(self.results_dir) / self.experiment
+
+
+def _known(kind: type, params: dict, where: str) -> dict:
+    bad = set(params) - {f.name for f in dataclasses.fields(kind)}
+    if bad:
+        raise ValueError(f"unknown {where} parameter(s): {', '.join(sorted(bad))}")
+    return params
 
 
 def git_commit() -> str:
@@ -91,7 +112,8 @@ def is_complete(cfg: ExperimentConfig) -> bool:
 
 def _start(cfg: ExperimentConfig) -> None:
     cfg.out_dir.mkdir(parents=True, exist_ok=True)
-    (cfg.out_dir / "metrics.json").unlink(missing_ok=True)
+    for stale in ("metrics.json", "train_log.jsonl", "archive.json"):
+        (cfg.out_dir / stale).unlink(missing_ok=True)
     config = {**asdict(cfg), "git_commit": git_commit(), "machine": machine_summary()}
     (cfg.out_dir / "config.json").write_text(json.dumps(config, indent=1, default=str) + "\n")
 
@@ -104,14 +126,31 @@ def evaluate_policy(cfg: ExperimentConfig, model: str) -> dict:
                                        policy=policy)
     eval_cfg = EvalConfig(n=cfg.eval_n, threads=cfg.eval_threads)
     results = evaluate_batch([r["completion"] for r in records], cfg.problem, eval_cfg)
+    techniques = [_techniques(r["completion"], problem.signature) for r in records]
     with open(cfg.out_dir / "samples.jsonl", "w") as f:
-        for rec, res in zip(records, results):
-            f.write(json.dumps({**rec, **res.to_dict()}) + "\n")
+        for rec, res, used in zip(records, results, techniques):
+            f.write(json.dumps({**rec, **res.to_dict(), "techniques": used}) + "\n")
     blas = openblas_gflops(cfg.problem, cfg.eval_n or problem.default_n, cfg.eval_threads)
+    ok_sets = {tuple(used) for res, used in zip(results, techniques) if res.status == "ok"}
     metrics = {"experiment": cfg.experiment, "model": model, "problem": cfg.problem,
-               **summarize(results, blas), "sample_s": round(sample_s, 2), "complete": True}
+               **summarize(results, blas), "distinct_technique_sets_ok": len(ok_sets),
+               "sample_s": round(sample_s, 2)}
+    archive_path = cfg.out_dir / "archive.json"
+    if archive_path.exists():
+        summary = json.loads(archive_path.read_text())[cfg.problem]
+        metrics["archive"] = {k: v for k, v in summary.items() if k != "elites"}
+    metrics["complete"] = True
     (cfg.out_dir / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")
     return metrics
+
+
+def _techniques(completion: str, signature: str) -> list[str] | None:
+    """Techniques detected in the completion's kernel (taxonomy order), None if none extracts."""
+    try:
+        used = detect(extract_source(completion, signature))
+    except FormatError:
+        return None
+    return [t for t in TECHNIQUES if t in used]
 
 
 def run_baseline(cfg: ExperimentConfig) -> dict:
@@ -134,8 +173,16 @@ def run_grpo(cfg: ExperimentConfig) -> dict:
     _start(cfg)
     tcfg = dataclasses.replace(cfg.train, output_dir=str(run_dir))
     final = train(tcfg)
-    shutil.copy(run_dir / "train_log.jsonl", cfg.out_dir / "train_log.jsonl")
+    for name in ("train_log.jsonl", "archive.json"):
+        shutil.copy(run_dir / name, cfg.out_dir / name)
     return evaluate_policy(cfg, str(final))
+
+
+def run_grpo_sqd(cfg: ExperimentConfig) -> dict:
+    """GRPO on prompts from the SQD schedule (cfg.train.sqd), evaluated like the others."""
+    if cfg.train is None or cfg.train.sqd is None:
+        raise ValueError("run_grpo_sqd needs train.sqd (the SQD schedule's parameters)")
+    return run_grpo(cfg)
 
 
 def load_results(results_dir: str | Path = "results") -> dict[str, dict]:

@@ -11,9 +11,15 @@ This is the lab's reading of the paper's SQD, not a copy of its code:
 - the archive is MAP-Elites style (a pyribs GridArchive with one binary measure
   per technique): descriptor = the techniques detected in correct code, elite =
   the best-GFLOPS source per cell; stats = coverage, QD score, best;
-- code that uses a technique outside P is `forbidden` (see `permission_violation`);
+- code that uses a technique outside P is `forbidden` (`permission_violation`,
+  applied by the GRPO reward, lab.train.HarnessReward);
 - stages advance on a step budget or when the archive covers a share of the
   cells reachable in the current stage.
+
+`SQDSchedule` ties these together for a training run: one archive and one staged
+sampler per problem, and `rows()`, the endless prompt stream GRPO trains on (each
+row drawn when the trainer asks for it, so the stage and the archive change the
+prompts as training goes), plus `state_dict`/`load_state_dict` for checkpoints.
 
     >>> archive = TechniqueArchive()
     >>> archive.add(frozenset({"simd"}), 12.0, "...")
@@ -26,12 +32,14 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Iterable, Iterator, Sequence, Set
 from dataclasses import dataclass
 
 import numpy as np
 from ribs.archives import GridArchive
 
-from lab.techniques import TECHNIQUES, detect
+from lab.prompts import prompt_text
+from lab.techniques import TECHNIQUES
 
 
 @dataclass(frozen=True)
@@ -47,6 +55,11 @@ class SQDConfig:
 
 def _bits(techniques: frozenset[str]) -> list[float]:
     return [1.0 if t in techniques else 0.0 for t in TECHNIQUES]
+
+
+def descriptor(techniques: frozenset[str] | Sequence[str]) -> str:
+    """A technique set as one readable name, in taxonomy order: "simd+openmp", or "none"."""
+    return "+".join(t for t in TECHNIQUES if t in techniques) or "none"
 
 
 class TechniqueArchive:
@@ -82,13 +95,24 @@ class TechniqueArchive:
         return self._sources.get(self._index(techniques))
 
     def cells(self) -> dict[str, float]:
-        """Descriptor ("simd+openmp", "none") -> best GFLOPS, for every filled cell."""
+        """Descriptor ("simd+openmp", "none") -> best GFLOPS, for every filled cell, best first."""
+        return {e["descriptor"]: e["gflops"] for e in self.elites()}
+
+    def elites(self) -> list[dict]:
+        """Every elite (descriptor, techniques, GFLOPS, source), best first; `from_elites` takes it back."""
         data = self._archive.data()
-        out = {}
-        for idx, obj in zip(data["index"], data["objective"]):
-            name = "+".join(t for t in TECHNIQUES if t in self._sets[int(idx)]) or "none"
-            out[name] = float(obj)
-        return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+        out = [{"descriptor": descriptor(self._sets[int(idx)]), "techniques": [t for t in TECHNIQUES
+                                                                               if t in self._sets[int(idx)]],
+                "gflops": float(obj), "source": self._sources[int(idx)]}
+               for idx, obj in zip(data["index"], data["objective"])]
+        return sorted(out, key=lambda e: -e["gflops"])
+
+    @classmethod
+    def from_elites(cls, elites: list[dict]) -> TechniqueArchive:
+        archive = cls()
+        for e in elites:
+            archive.add(frozenset(e["techniques"]), e["gflops"], e["source"])
+        return archive
 
     def stats(self) -> dict:
         s = self._archive.stats
@@ -151,11 +175,70 @@ class StagedSampler:
         return False
 
 
-def permission_violation(source: str, permitted: frozenset[str] | None) -> str | None:
-    """Why `source` breaks the prompt's permitted set (techniques used outside it), or None."""
+def _rng_state(rng: random.Random) -> list:
+    version, internal, gauss = rng.getstate()
+    return [version, list(internal), gauss]
+
+
+class SQDSchedule:
+    """The live state of an SQD training run: per problem, an archive and a staged sampler.
+
+    `rows()` is the prompt stream: an endless generator, each row drawn only when the
+    trainer pulls it, from the current stage and archive. Scored kernels reach the
+    archives from the reward function (lab.train.HarnessReward); `end_step` advances
+    the stages after each training step.
+    """
+
+    def __init__(self, problems: Sequence[str], config: SQDConfig = SQDConfig(), seed: int = 0,
+                 archives: dict[str, TechniqueArchive] | None = None):
+        if not problems:
+            raise ValueError("SQD needs at least one problem")
+        self.problems, self.config = list(problems), config
+        self.archives = archives if archives is not None else {p: TechniqueArchive() for p in self.problems}
+        self.samplers = {p: StagedSampler(config, self.archives[p], seed=seed * 1009 + i)
+                         for i, p in enumerate(self.problems)}
+
+    def rows(self) -> Iterator[dict]:
+        """Training rows: the prompt (stating its permitted set), its problem and the set itself."""
+        for i in itertools.count():
+            problem = self.problems[i % len(self.problems)]
+            permitted = self.samplers[problem].sample(1)[0]
+            yield {"prompt": [{"role": "user", "content": prompt_text(problem, permitted)}], "problem": problem,
+                   "permitted": [t for t in TECHNIQUES if t in permitted]}
+
+    def end_step(self, step: int) -> None:
+        for sampler in self.samplers.values():
+            sampler.end_step(step)
+
+    def stages(self) -> dict[str, int]:
+        return {p: s.stage for p, s in self.samplers.items()}
+
+    def history(self) -> dict[str, list[dict]]:
+        return {p: list(s.history) for p, s in self.samplers.items()}
+
+    def state_dict(self) -> dict:
+        """The samplers' state (stage, step count, history, RNG); the archives are saved on their own."""
+        return {p: {"stage": s.stage, "steps_in_stage": s.steps_in_stage, "history": s.history,
+                    "rng": _rng_state(s.rng)} for p, s in self.samplers.items()}
+
+    def load_state_dict(self, state: dict) -> None:
+        for p, sampler in self.samplers.items():
+            saved = state[p]
+            sampler.stage, sampler.steps_in_stage = saved["stage"], saved["steps_in_stage"]
+            sampler.history = list(saved["history"])
+            version, internal, gauss = saved["rng"]
+            sampler.rng.setstate((version, tuple(internal), gauss))
+
+
+def permission_violation(used: Set[str], permitted: Iterable[str] | None) -> str | None:
+    """Why code using the techniques `used` breaks the prompt's permitted set, or None.
+
+    >>> permission_violation({"simd", "openmp"}, ["simd"])
+    'uses openmp, which the prompt did not permit'
+    """
     if permitted is None:
         return None
-    extra = detect(source) - set(permitted)
+    extra = set(used) - set(permitted)
     if not extra:
         return None
     return f"uses {', '.join(t for t in TECHNIQUES if t in extra)}, which the prompt did not permit"

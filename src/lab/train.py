@@ -11,8 +11,19 @@ rewards have zero spread) plus what the harness saw (status counts, mean and bes
 GFLOPS of ok completions) and the step's time split into generation, reward
 scoring and update.
 
-Checkpoints go to `output_dir` every `save_steps`; the same command on the same
-output_dir resumes from the last one. On a CUDA machine with unsloth installed
+With `sqd` set (lab.sqd.SQDConfig), the prompts come from an SQD schedule instead
+of the plain problem prompt: a live stream (a datasets.IterableDataset over
+SQDSchedule.rows) whose permitted sets follow the current stage and archive, and
+each row's permitted set goes to the reward, which scores code using anything
+else as `forbidden`. The accelerate dataloader fetches one batch ahead, so the
+prompts of step t+1 are drawn when step t's batch is handed out, from the archive
+as it stood after step t-1. Every run, SQD or not, keeps a technique archive of
+the correct kernels its reward saw (for SQD it steers sampling; for GRPO-only it
+only observes), logs its coverage per step and writes it to `archive.json`.
+
+Checkpoints go to `output_dir` every `save_steps` (with the archive and the SQD
+state beside the model); the same command on the same output_dir resumes from the
+last one. On a CUDA machine with unsloth installed
 (`pip install .[gpu]`), `use_unsloth=True` loads the model through unsloth and
 `use_vllm=True` switches TRL's generation to vLLM; both are off by default and
 guarded, so the CPU path never imports them.
@@ -29,9 +40,14 @@ from pathlib import Path
 from typing import Any
 
 from lab.evaluate import EvalConfig, EvalResult, evaluate_batch
+from lab.extract import extract_source
+from lab.problems import load_problem
 from lab.prompts import prompt_text
 from lab.reward import RewardConfig, completion_text, reward_from_result
-from lab.sqd import permission_violation
+from lab.sqd import SQDConfig, SQDSchedule, TechniqueArchive, descriptor, permission_violation
+from lab.techniques import detect
+
+ARCHIVE_STATE = "archive_state.json"  # in each checkpoint folder, beside the Trainer's own files
 
 
 @dataclass(frozen=True)
@@ -56,6 +72,7 @@ class TrainConfig:
     eval_threads: int = 1  # CPUs per kernel while scoring rewards
     eval_n: int | None = None  # timed size while training (None: the problem's default)
     reward: RewardConfig = field(default_factory=RewardConfig)
+    sqd: SQDConfig | None = None  # None: GRPO-only on the plain prompt
     use_vllm: bool = False  # CUDA only
     use_unsloth: bool = False  # CUDA only
 
@@ -65,12 +82,18 @@ class TrainConfig:
 
 
 class HarnessReward:
-    """The TRL reward function for the run, remembering what the harness saw per batch."""
+    """The TRL reward function for the run, remembering what the harness saw per batch.
 
-    def __init__(self, problem: str, reward: RewardConfig, eval_config: EvalConfig):
+    Correct kernels are offered to `archives[problem]` (descriptor = the techniques
+    detected in the extracted source) when archives are given."""
+
+    def __init__(self, problem: str, reward: RewardConfig, eval_config: EvalConfig,
+                 archives: dict[str, TechniqueArchive] | None = None):
         self.problem, self.reward, self.eval_config = problem, reward, eval_config
+        self.archives = archives
         self.__name__ = f"{problem}_{reward.positive}"
         self.last: list[EvalResult] = []
+        self.last_permitted: list[str] = []  # descriptors of the batch's permitted sets (SQD rows)
         self.seconds = 0.0
         self.started = self.finished = 0.0  # monotonic times of the last batch's scoring
 
@@ -83,24 +106,35 @@ class HarnessReward:
             idx = [i for i, p in enumerate(problems) if p == name]
             for i, r in zip(idx, evaluate_batch([texts[i] for i in idx], name, self.eval_config, progress=False)):
                 results[i] = r
+        # The SQD permission check and the archive judge the extracted source (what was
+        # compiled) of each kernel that got past extraction and the static checks.
+        sources: list[str | None] = [None] * len(texts)
+        for i, r in enumerate(results):
+            if r.status not in ("format_error", "forbidden"):
+                sources[i] = extract_source(texts[i], load_problem(problems[i]).signature)
+        used = [frozenset(detect(src)) if src is not None else None for src in sources]
         # Under SQD each row carries its prompt's permitted set: using anything else is forbidden.
         for i, permitted in enumerate(kwargs.get("permitted") or []):
-            if permitted is not None and results[i].status not in ("format_error", "forbidden"):
-                reason = permission_violation(texts[i], frozenset(permitted))
-                if reason:
-                    results[i] = dataclasses.replace(results[i], status="forbidden", detail=reason, gflops=None,
-                                                     speedup=None, time_s=None, baseline_gflops=None)
+            reason = permission_violation(used[i], permitted) if used[i] is not None else None
+            if reason:
+                results[i] = dataclasses.replace(results[i], status="forbidden", detail=reason, gflops=None,
+                                                 speedup=None, time_s=None, baseline_gflops=None)
+        for i, r in enumerate(results):
+            if self.archives is not None and r.status == "ok" and problems[i] in self.archives:
+                self.archives[problems[i]].add(used[i], r.gflops, sources[i])
         self.last = results
+        self.last_permitted = [descriptor(p) for p in kwargs.get("permitted") or [] if p is not None]
         self.finished = time.monotonic()
         self.seconds = self.finished - start
         return [reward_from_result(r, self.reward) for r in results]
 
-
-def _log_callback(reward_fn: HarnessReward, path: Path):
+def _step_callback(reward_fn: HarnessReward, log_path: Path | None, schedule: SQDSchedule | None):
     from transformers import TrainerCallback
 
     class StepLog(TrainerCallback):
-        """Appends one JSON line per logged step: TRL's metrics plus the harness's view.
+        """Per step: advances the SQD stages, appends one JSON line to the log (TRL's metrics
+        plus the harness's view, the archive and, under SQD, the stage and permitted sets),
+        and saves the archive state into each checkpoint.
 
         Within a GRPO step, generation comes first, then reward scoring, then the
         forward/backward pass and the optimizer step; the callback's step boundaries and
@@ -108,15 +142,19 @@ def _log_callback(reward_fn: HarnessReward, path: Path):
 
         def __init__(self):
             self.t_begin = self.t_end = time.monotonic()
+            self.stages: dict[str, int] = {}
 
         def on_step_begin(self, args, state, control, **kwargs):
             self.t_begin = time.monotonic()
+            self.stages = schedule.stages() if schedule else {}
 
         def on_step_end(self, args, state, control, **kwargs):
             self.t_end = time.monotonic()
+            if schedule is not None:
+                schedule.end_step(state.global_step)
 
         def on_log(self, args, state, control, logs=None, **kwargs):
-            if not logs or "loss" not in logs:
+            if log_path is None or not logs or "loss" not in logs:
                 return
             results = reward_fn.last
             ok = [r.gflops for r in results if r.status == "ok"]
@@ -130,16 +168,39 @@ def _log_callback(reward_fn: HarnessReward, path: Path):
                 "generation_s": (reward_fn.started - self.t_begin) if scored_now else None,
                 "reward_s": reward_fn.seconds if scored_now else 0.0,
                 "update_s": (self.t_end - reward_fn.finished) if scored_now else self.t_end - self.t_begin,
+                "archive": {p: a.stats() for p, a in (reward_fn.archives or {}).items()},
             }
-            with open(path, "a") as f:
+            if schedule is not None:
+                # One entry per prompt of the step (the group's completions share it).
+                step_prompts = reward_fn.last_permitted[::max(1, args.num_generations)]
+                record.update(stage=self.stages, permitted=step_prompts)
+            with open(log_path, "a") as f:
                 f.write(json.dumps(record) + "\n")
+
+        def on_save(self, args, state, control, **kwargs):
+            ckpt = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            _write_json(ckpt / ARCHIVE_STATE, _archive_state(reward_fn.archives or {}, schedule))
 
     return StepLog()
 
 
-def _dataset(config: TrainConfig):
-    from datasets import Dataset
+def _archive_state(archives: dict[str, TechniqueArchive], schedule: SQDSchedule | None) -> dict:
+    return {"archives": {p: a.elites() for p, a in archives.items()},
+            "sqd": schedule.state_dict() if schedule is not None else None}
 
+
+def _write_json(path: Path, data: Any) -> None:
+    """Write whole or not at all (a kill mid-write must not leave half a file behind)."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1) + "\n")
+    tmp.replace(path)
+
+
+def _dataset(config: TrainConfig, schedule: SQDSchedule | None):
+    from datasets import Dataset, IterableDataset
+
+    if schedule is not None:
+        return IterableDataset.from_generator(schedule.rows)
     prompt = [{"role": "user", "content": prompt_text(config.problem)}]
     rows = config.steps * config.prompts_per_step
     return Dataset.from_dict({"prompt": [prompt] * rows, "problem": [config.problem] * rows})
@@ -162,24 +223,36 @@ def _load_model(config: TrainConfig):
 
 
 def last_checkpoint(output_dir: str | Path) -> str | None:
-    """The newest complete checkpoint: the Trainer writes trainer_state.json last, so a run
-    killed while saving leaves a folder without it, which is skipped."""
-    ckpts = sorted((p for p in Path(output_dir).glob("checkpoint-*") if (p / "trainer_state.json").exists()),
+    """The newest complete checkpoint: the Trainer writes trainer_state.json last and the
+    step callback then adds the archive state, so a run killed while saving leaves a
+    folder without them, which is skipped."""
+    ckpts = sorted((p for p in Path(output_dir).glob("checkpoint-*")
+                    if (p / "trainer_state.json").exists() and (p / ARCHIVE_STATE).exists()),
                    key=lambda p: int(p.name.split("-")[1]))
     return str(ckpts[-1]) if ckpts else None
 
 
-def build_trainer(config: TrainConfig, log_path: Path | None = None, extra_reward_funcs: list | None = None):
+def build_trainer(config: TrainConfig, log_path: Path | None = None, extra_reward_funcs: list | None = None,
+                  archive_state: dict | None = None):
     """The GRPOTrainer for `config` (without training); `extra_reward_funcs` are added to the
-    harness reward (TRL sums them), e.g. for shaping experiments."""
+    harness reward (TRL sums them), e.g. for shaping experiments; `archive_state` (from a
+    checkpoint) restores the archive and SQD schedule. The reward function is
+    `trainer.harness_reward`, the schedule (None without SQD) `trainer.sqd_schedule`."""
     import torch
     from trl import GRPOConfig, GRPOTrainer
 
     if (config.use_vllm or config.use_unsloth) and not torch.cuda.is_available():
         raise RuntimeError("use_vllm and use_unsloth need a CUDA GPU; leave them off on CPU")
     model, tokenizer = _load_model(config)
+    saved = archive_state or {}
+    archives = {config.problem: TechniqueArchive.from_elites((saved.get("archives") or {}).get(config.problem, []))}
+    schedule = None
+    if config.sqd is not None:
+        schedule = SQDSchedule([config.problem], config.sqd, seed=config.seed, archives=archives)
+        if saved.get("sqd"):
+            schedule.load_state_dict(saved["sqd"])
     eval_config = EvalConfig(n=config.eval_n, threads=config.eval_threads, reward=config.reward)
-    reward_fn = HarnessReward(config.problem, config.reward, eval_config)
+    reward_fn = HarnessReward(config.problem, config.reward, eval_config, archives=archives)
     args = GRPOConfig(
         output_dir=config.output_dir, max_steps=config.steps, learning_rate=config.learning_rate,
         per_device_train_batch_size=config.batch_size, num_generations=config.group_size,
@@ -188,6 +261,9 @@ def build_trainer(config: TrainConfig, log_path: Path | None = None, extra_rewar
         save_steps=config.save_steps, save_strategy="steps", report_to=[], bf16=False,
         use_cpu=not torch.cuda.is_available(), use_vllm=config.use_vllm, top_k=0, top_p=1.0,
         disable_tqdm=False, dataloader_num_workers=0,
+        # The SQD stream is live state: shuffling would buffer rows ahead, and skipping the
+        # batches a resumed run already did would only burn samples (the state is restored).
+        shuffle_dataset=schedule is None, ignore_data_skip=schedule is not None,
     )
     peft_config = None
     if config.lora:
@@ -196,15 +272,15 @@ def build_trainer(config: TrainConfig, log_path: Path | None = None, extra_rewar
         peft_config = LoraConfig(r=config.lora_rank, lora_alpha=2 * config.lora_rank, task_type="CAUSAL_LM",
                                  target_modules="all-linear")
     trainer = GRPOTrainer(model=model, reward_funcs=[reward_fn, *(extra_reward_funcs or [])], args=args,
-                          train_dataset=_dataset(config),
+                          train_dataset=_dataset(config, schedule),
                           processing_class=tokenizer, peft_config=peft_config)
-    if log_path is not None:
-        trainer.add_callback(_log_callback(reward_fn, log_path))
+    trainer.add_callback(_step_callback(reward_fn, log_path, schedule))
+    trainer.harness_reward, trainer.sqd_schedule = reward_fn, schedule
     return trainer
 
 
 def train(config: TrainConfig) -> Path:
-    """Run (or resume) GRPO; returns the directory of the final model."""
+    """Run (or resume) GRPO; returns the directory of the final model (`archive.json` beside it)."""
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "train_config.json").write_text(json.dumps(asdict(config), indent=1, default=str) + "\n")
@@ -217,9 +293,19 @@ def train(config: TrainConfig) -> Path:
         done = int(Path(resume).name.split("-")[1])
         kept = [line for line in log_path.read_text().splitlines() if json.loads(line)["step"] <= done]
         log_path.write_text("".join(line + "\n" for line in kept))
-    trainer = build_trainer(config, log_path)
+    state = json.loads((Path(resume) / ARCHIVE_STATE).read_text()) if resume else None
+    trainer = build_trainer(config, log_path, archive_state=state)
     trainer.train(resume_from_checkpoint=resume)
     final = out / "final"
     trainer.save_model(str(final))
     trainer.processing_class.save_pretrained(str(final))
+    _write_json(out / "archive.json", archive_summary(trainer.harness_reward.archives, trainer.sqd_schedule))
     return final
+
+
+def archive_summary(archives: dict[str, TechniqueArchive], schedule: SQDSchedule | None) -> dict:
+    """Per problem: archive stats, cells (descriptor -> best GFLOPS), elites with their
+    sources, and (under SQD) the stage history."""
+    history = schedule.history() if schedule is not None else {}
+    return {p: {**a.stats(), "cells": a.cells(), "stage_history": history.get(p), "elites": a.elites()}
+            for p, a in archives.items()}
