@@ -18,10 +18,10 @@ TORCH_CPU := torch==2.13.0
 SEED_MODEL := models/seed-policy
 SMOKE_MODEL := models/seed-policy-smoke
 PAPERMILL := $(BIN)/papermill --cwd . --no-progress-bar
-NOTEBOOKS := 01_baseline 02_grpo 04_figures
+NOTEBOOKS := 01_baseline 02_grpo 03_grpo_sqd 04_figures
 
 .PHONY: setup test reproduce smoke experiments figures lab calibrate score-examples bench-harness seed-model \
-	seed-report autotune clean
+	seed-report autotune compare clean
 
 setup: $(STAMP)
 
@@ -41,11 +41,16 @@ test: $(STAMP)
 # The whole pipeline on the embedded default model.
 reproduce: seed-model calibrate score-examples autotune seed-report experiments
 
-# Baseline -> GRPO -> figures through papermill; executed notebooks are kept beside the results.
+# Baseline -> GRPO -> GRPO+SQD -> figures through papermill; executed notebooks are kept beside the results.
 experiments: $(SEED_MODEL)/config.json
 	@mkdir -p results/notebooks
 	@for nb in $(NOTEBOOKS); do \
 	  $(PAPERMILL) notebooks/$$nb.ipynb results/notebooks/$$nb.ipynb -f configs/default.yaml || exit 1; done
+
+# GRPO-only vs GRPO+SQD, three seeds each at the default budget (about 25 minutes on 2 cores);
+# writes results/compare/, results/comparison.json and results/figures/comparison.png.
+compare: $(SEED_MODEL)/config.json
+	$(BIN)/lab compare --config configs/default.yaml --seeds 0 1 2
 
 # The same pipeline with tiny budgets and a tiny model (a few minutes).
 smoke: $(SMOKE_MODEL)/config.json

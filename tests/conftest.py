@@ -21,3 +21,13 @@ def live_sandbox_processes() -> list[int]:
     """Live processes owned by any sandbox uid of this machine's CPUs."""
     uids = {sandbox.SANDBOX_UID_BASE + cpu for cpu in os.sched_getaffinity(0)}
     return [pid for uid in uids for pid in sandbox._uid_processes(uid)[0]]
+
+
+@pytest.fixture(scope="session")
+def smoke_policy(tmp_path_factory) -> Path:
+    """The smoke-preset seed policy, built once per test session (tiny: trains in seconds)."""
+    from lab.seed_policy.pretrain import SMOKE, build_seed_model
+
+    out = tmp_path_factory.mktemp("policy") / "smoke"
+    build_seed_model(out, SMOKE, progress=False)
+    return out

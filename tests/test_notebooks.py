@@ -12,20 +12,17 @@ from tests.conftest import ROOT
 
 
 @pytest.fixture(scope="module")
-def smoke(tmp_path_factory):
-    from lab.seed_policy.pretrain import SMOKE, build_seed_model
-
+def smoke(tmp_path_factory, smoke_policy):
     base = tmp_path_factory.mktemp("smoke")
-    build_seed_model(base / "model", SMOKE, progress=False)
     params = yaml.safe_load((ROOT / "configs" / "smoke.yaml").read_text())
-    params["model"] = str(base / "model")
+    params["model"] = str(smoke_policy)
     params["results_dir"] = str(base / "results")
     params["figures_dir"] = str(base / "results" / "figures")
-    params["grpo"]["runs_dir"] = str(base / "runs")
+    params["grpo"]["runs_dir"] = params["grpo_sqd"]["runs_dir"] = str(base / "runs")
     return base, params
 
 
-@pytest.mark.parametrize("name", ["01_baseline", "02_grpo", "04_figures"])
+@pytest.mark.parametrize("name", ["01_baseline", "02_grpo", "03_grpo_sqd", "04_figures"])
 def test_notebook_runs_with_the_smoke_config(name, smoke):
     base, params = smoke
     out = base / f"{name}.ipynb"
@@ -44,9 +41,17 @@ def test_notebook_runs_with_the_smoke_config(name, smoke):
     if name == "02_grpo":
         assert len((results / "grpo" / "train_log.jsonl").read_text().splitlines()) == 2
         assert json.loads((results / "grpo" / "metrics.json").read_text())["complete"]
+    if name == "03_grpo_sqd":
+        log = [json.loads(line) for line in (results / "grpo_sqd" / "train_log.jsonl").read_text().splitlines()]
+        assert [row["stage"] for row in log] == [{"dgemm": 1}, {"dgemm": 2}] and all(row["permitted"] for row in log)
+        metrics = json.loads((results / "grpo_sqd" / "metrics.json").read_text())
+        assert metrics["complete"] and {"coverage", "qd_score", "cells", "stage_history"} <= set(metrics["archive"])
+        assert [h["stage"] for h in metrics["archive"]["stage_history"]] == [1, 2, 3]
+        assert (results / "grpo_sqd" / "archive.json").exists()
     if name == "04_figures":
         figures = {p.name for p in (results / "figures").glob("*.png")}
-        assert {"reward_curve.png", "status_over_steps.png", "status_breakdown.png", "metrics_table.png"} <= figures
+        assert {"reward_curve.png", "status_over_steps.png", "status_breakdown.png", "metrics_table.png",
+                "archive_heatmap.png", "coverage_over_steps.png"} <= figures
 
 
 def test_finished_experiments_are_skipped(smoke):

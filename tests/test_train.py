@@ -20,12 +20,8 @@ TINY_EVAL = dict(eval_n=48)
 
 
 @pytest.fixture(scope="module")
-def tiny_policy(tmp_path_factory):
-    from lab.seed_policy.pretrain import SMOKE, build_seed_model
-
-    out = tmp_path_factory.mktemp("policy") / "smoke"
-    build_seed_model(out, SMOKE, progress=False)
-    return out
+def tiny_policy(smoke_policy):
+    return smoke_policy
 
 
 def test_harness_reward_honours_trls_contract():

@@ -7,6 +7,7 @@
     lab autotune --problem dgemm [--threads T] [--out results/autotune.json]
     lab seed-model [--out models/seed-policy]
     lab sample --model PATH_OR_ID --problem dgemm --num N [--permit TECH,...] [--temperature T] --out S.jsonl
+    lab compare [--config configs/default.yaml] [--seeds 0 1 2] [--results-dir results]
     lab problems
 
 Scoring exits 0 whenever scoring completed, whatever the status; bad usage
@@ -226,6 +227,28 @@ def cmd_autotune(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    import yaml
+
+    from lab.compare import run_comparison
+    from lab.plots import comparison
+
+    params = yaml.safe_load(_read(args.config)) or {}
+    try:
+        summary = run_comparison(params, args.seeds, results_dir=args.results_dir, runs_dir=args.runs_dir)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    figure = comparison(summary, Path(args.results_dir) / "figures")
+    for arm, data in summary["arms"].items():
+        med = {k: v["median"] for k, v in data["stats"].items()}
+        shown = ", ".join(f"{k} {'—' if med[k] is None else f'{med[k]:.3g}'}" for k in
+                          ("best_gflops", "mean_gflops_ok", "pass_at_1", "distinct_technique_sets_ok",
+                           "archive_coverage"))
+        print(f"{arm}: {shown} (medians of {len(data['runs'])} seeds)")
+    print(f"wrote {Path(args.results_dir) / 'comparison.json'} and {figure}")
+    return 0
+
+
 def cmd_problems(args: argparse.Namespace) -> int:
     for name in list_problems():
         p = load_problem(name)
@@ -304,6 +327,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="results/autotune.json")
     p.set_defaults(func=cmd_autotune)
 
+    p = sub.add_parser("compare", help="GRPO-only vs GRPO+SQD over several seeds (results/comparison.json)")
+    p.add_argument("--config", default="configs/default.yaml", help="YAML with grpo and grpo_sqd sections")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    p.add_argument("--results-dir", default="results")
+    p.add_argument("--runs-dir", default="runs/compare", help="checkpoints (not committed)")
+    p.set_defaults(func=cmd_compare)
     p = sub.add_parser("problems", help="list the problems")
     p.set_defaults(func=cmd_problems)
     return parser

@@ -1,0 +1,126 @@
+"""The fair comparison of GRPO-only and GRPO+SQD: the same budget, several seeds, every spread.
+
+    lab compare --config configs/default.yaml --seeds 0 1 2
+
+Each arm is the experiment of the same name in the config (`grpo`, `grpo_sqd`), run
+once per seed with that seed for training and evaluation, into
+`results/compare/<arm>_s<seed>/` (finished runs are skipped, unfinished ones resume).
+Before anything runs, the arms must agree on every training budget parameter (steps,
+group size, prompts per step, completion length, learning rate...) and on the
+evaluation protocol, so both get the same number of reward evaluations; only the
+SQD schedule may differ.
+
+`results/comparison.json` then holds, per arm, each run's numbers and their median,
+mean, standard deviation, min and max: best GFLOPS, mean GFLOPS of ok samples,
+pass@1, distinct technique sets among ok samples, training-archive coverage (and QD
+score, expected speedup); plus the per-seed differences (SQD minus GRPO-only), the
+budget and the machine. `lab.plots.comparison` draws it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from lab.calibrate import machine_summary
+from lab.experiments import ExperimentConfig, git_commit, run_grpo
+
+ARMS = ("grpo", "grpo_sqd")
+METRICS = ("best_gflops", "mean_gflops_ok", "pass_at_1", "distinct_technique_sets_ok", "archive_coverage",
+           "archive_qd_score", "expected_speedup")
+# Everything but these must match between the arms for the comparison to be fair.
+_MAY_DIFFER = {"experiment", "sqd", "output_dir"}
+
+
+def arm_configs(params: dict[str, Any], seed: int, results_dir: str, runs_dir: str) -> dict[str, ExperimentConfig]:
+    """The two arms for one seed, from a papermill/YAML parameter set (configs/default.yaml)."""
+    missing = [arm for arm in ARMS if arm not in params]
+    if missing:
+        raise ValueError(f"the config has no {', '.join(missing)} section to compare")
+    configs = {}
+    for arm in ARMS:
+        section = {**params[arm], "experiment": f"{arm}_s{seed}", "seed": seed, "results_dir": results_dir,
+                   "runs_dir": runs_dir, "model": params.get("model", params[arm].get("model"))}
+        section["train"] = {**section.get("train", {}), "seed": seed}
+        configs[arm] = ExperimentConfig.from_dict({k: v for k, v in section.items() if v is not None})
+    if configs["grpo_sqd"].train is None or configs["grpo_sqd"].train.sqd is None:
+        raise ValueError("the grpo_sqd section needs train.sqd")
+    if configs["grpo"].train is None or configs["grpo"].train.sqd is not None:
+        raise ValueError("the grpo section must train without sqd")
+    _check_fair(configs["grpo"], configs["grpo_sqd"])
+    return configs
+
+
+def _check_fair(a: ExperimentConfig, b: ExperimentConfig) -> None:
+    da, db = dataclasses.asdict(a), dataclasses.asdict(b)
+    ta, tb = da.pop("train"), db.pop("train")
+    diff = [k for k in da if k not in _MAY_DIFFER and da[k] != db[k]]
+    diff += [f"train.{k}" for k in ta if k not in _MAY_DIFFER and ta[k] != tb[k]]
+    if diff:
+        raise ValueError(f"unfair comparison: the arms differ in {', '.join(diff)}")
+
+
+def _run_numbers(cfg: ExperimentConfig, metrics: dict) -> dict:
+    archive = metrics.get("archive") or {}
+    log = [json.loads(line) for line in (cfg.out_dir / "train_log.jsonl").read_text().splitlines()]
+    return {"train_s": round(sum(row["step_s"] for row in log), 1), "best_gflops": metrics["best_gflops"], "mean_gflops_ok": metrics["mean_gflops_ok"],
+            "pass_at_1": metrics["pass_at_1"], "distinct_technique_sets_ok": metrics["distinct_technique_sets_ok"],
+            "archive_coverage": archive.get("coverage"), "archive_qd_score": archive.get("qd_score"),
+            "expected_speedup": metrics["expected_speedup"]}
+
+
+def spread(values: list[float | None]) -> dict:
+    """median, mean, std (sample), min, max and n of the values that exist.
+
+    >>> spread([1.0, 2.0, None, 6.0])["median"], spread([1.0, 2.0, None, 6.0])["n"]
+    (2.0, 3)
+    """
+    xs = [v for v in values if v is not None]
+    if not xs:
+        return {"median": None, "mean": None, "std": None, "min": None, "max": None, "n": 0}
+    return {"median": statistics.median(xs), "mean": statistics.fmean(xs),
+            "std": statistics.stdev(xs) if len(xs) > 1 else 0.0, "min": min(xs), "max": max(xs), "n": len(xs)}
+
+
+def summarize_comparison(runs: dict[str, list[dict]], budget: dict) -> dict:
+    """comparison.json's content from each arm's per-seed numbers (lists in seed order)."""
+    arms = {arm: {"runs": rs, "stats": {m: spread([r[m] for r in rs]) for m in METRICS}} for arm, rs in runs.items()}
+    paired = {}
+    for m in METRICS:
+        diffs = [None if a[m] is None or b[m] is None else b[m] - a[m] for a, b in zip(runs["grpo"], runs["grpo_sqd"])]
+        paired[m] = {"per_seed": diffs, **spread(diffs)}
+    return {**budget, "arms": arms, "sqd_minus_grpo": paired}
+
+
+def run_comparison(params: dict[str, Any], seeds: list[int], results_dir: str = "results",
+                   runs_dir: str = "runs/compare") -> dict:
+    """Train and evaluate both arms for each seed, then write results/comparison.json."""
+    if len(seeds) < 1 or len(set(seeds)) != len(seeds):
+        raise ValueError("seeds must be distinct and at least one")
+    per_seed = {seed: arm_configs(params, seed, str(Path(results_dir) / "compare"), runs_dir) for seed in seeds}
+    runs: dict[str, list[dict]] = {arm: [] for arm in ARMS}
+    started = time.monotonic()
+    for i, seed in enumerate(seeds):
+        for arm, cfg in per_seed[seed].items():
+            print(f"[compare] run {i * len(ARMS) + list(ARMS).index(arm) + 1}/{len(seeds) * len(ARMS)}: "
+                  f"{arm}, seed {seed}", flush=True)
+            metrics = run_grpo(cfg)
+            runs[arm].append({"seed": seed, **_run_numbers(cfg, metrics)})
+    t = per_seed[seeds[0]]["grpo"].train
+    budget = {"seeds": seeds, "steps": t.steps, "group_size": t.group_size, "prompts_per_step": t.prompts_per_step,
+              "reward_evaluations": t.steps * t.batch_size, "eval_samples": per_seed[seeds[0]]["grpo"].samples,
+              "sqd": dataclasses.asdict(per_seed[seeds[0]]["grpo_sqd"].train.sqd),
+              "wall_s_this_invocation": round(time.monotonic() - started, 1), "git_commit": git_commit(), "machine": machine_summary()}
+    summary = summarize_comparison(runs, budget)
+    out = Path(results_dir) / "comparison.json"
+    out.write_text(json.dumps(summary, indent=1) + "\n")
+    return summary
+
+
+def load_comparison(results_dir: str | Path = "results") -> dict | None:
+    path = Path(results_dir) / "comparison.json"
+    return json.loads(path.read_text()) if path.exists() else None
