@@ -86,3 +86,16 @@ def test_compare_reports_bad_input_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["lab: error: no such file: " + str(tmp_path / "missing.yaml"),
                    "lab: error: seeds must be distinct and at least one"]
+
+
+def test_comparison_figure_copes_with_missing_values(tmp_path):
+    from lab.plots import comparison
+
+    def run(seed, best):
+        return {"seed": seed, "best_gflops": best, "mean_gflops_ok": None, "pass_at_1": 0.0,
+                "distinct_technique_sets_ok": 0, "archive_coverage": 0.0, "archive_qd_score": 0.0,
+                "expected_speedup": 0.0, "train_s": 1.0}
+
+    summary = summarize_comparison({"grpo": [run(0, None), run(1, 3.0)], "grpo_sqd": [run(0, None), run(1, None)]},
+                                   {"steps": 2, "reward_evaluations": 8})
+    assert comparison(summary, tmp_path).stat().st_size > 10_000

@@ -69,3 +69,16 @@ def test_summarize():
     assert m["speedup_at_k"]["2"] == pytest.approx(brute_speedup([1.0, 4.0, 0.0, 0.0], 2))
     assert m["speedup_at_k_ok"]["2"] == pytest.approx(4.0)
     assert m["fraction_of_openblas_best"] == pytest.approx(0.5)
+
+
+def test_archive_figures_draw_an_empty_archive_and_skip_runs_without_one(tmp_path):
+    from lab.plots import archive_heatmap, coverage_over_steps, technique_usage
+
+    empty = {"coverage": 0.0, "qd_score": 0.0, "cells_filled": 0, "best": None, "cells": {}, "stage_history": None}
+    results = {"baseline": {"metrics": {}, "samples": [{"status": "wrong_result"}], "train_log": []},
+               "grpo": {"metrics": {"archive": empty}, "samples": [],
+                        "train_log": [{"step": 1, "archive": {"dgemm": empty}}]}}
+    assert archive_heatmap(results, tmp_path).exists()
+    assert coverage_over_steps(results, tmp_path).exists()
+    assert technique_usage(results, tmp_path) is None  # no correct sample with techniques recorded
+    assert archive_heatmap({"baseline": results["baseline"]}, tmp_path / "none") is None

@@ -138,3 +138,29 @@ def test_schedule_state_restores_stage_history_and_the_random_stream():
 def test_schedule_needs_a_problem():
     with pytest.raises(ValueError, match="at least one problem"):
         SQDSchedule([])
+
+
+def test_rows_drawn_but_not_trained_on_are_replayed_after_a_resume():
+    a = SQDSchedule(["dgemm"], SQDConfig(steps_per_stage=1), seed=2)
+    stream = a.rows()
+    drawn = [next(stream) for _ in range(4)]  # rows 0-1 trained in step 1; rows 2-3 fetched ahead
+    a.end_step(1, trained_rows=[0, 0, 1, 1])
+    assert [r["row"] for r in a.pending] == [2, 3] and a.stages() == {"dgemm": 2}
+    import json
+
+    b = SQDSchedule(["dgemm"], SQDConfig(steps_per_stage=1), seed=2)
+    b.load_state_dict(json.loads(json.dumps(a.state_dict())))
+    resumed = b.rows()
+    assert [next(resumed) for _ in range(2)] == drawn[2:]  # same prompts, same stage-1 draw
+    assert next(resumed)["row"] == 4  # then new rows, numbered on
+    a.end_step(2, trained_rows=[2, 3], final=True)
+    assert a.stages() == {"dgemm": 2}  # the last step does not advance the stage
+
+
+def test_sqd_config_rejects_nonsense():
+    with pytest.raises(ValueError, match="steps_per_stage"):
+        SQDConfig(steps_per_stage=0)
+    with pytest.raises(ValueError, match="coverage_to_advance"):
+        SQDConfig(coverage_to_advance=1.5)
+    with pytest.raises(ValueError, match="weights"):
+        SQDConfig(empty_weight=0, weak_weight=0, strong_weight=0)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -85,6 +87,8 @@ def test_harness_reward_fills_the_archive_with_correct_kernels_only():
     omp = (KERNELS / "legit" / "omp_collapse_dynamic.c").read_text()
     fn([f"Here:\n```c\n{naive}```", omp, omp, "no code"], permitted=[[], ["openmp"], [], []])
     assert [r.status for r in fn.last] == ["ok", "ok", "forbidden", "format_error"]
+    assert fn.last[2].detail == "uses openmp, which the prompt did not permit"
+    assert fn.last[2].compile_s == 0.0 and fn.last[1].compile_s > 0  # refused before compiling
     assert set(archives["dgemm"].cells()) == {"none", "openmp"}
     assert archives["dgemm"].elite_source(frozenset()) == naive  # the extracted kernel, not the prose
     assert fn.last_permitted == ["none", "openmp", "none", "none"]
@@ -106,15 +110,16 @@ def test_sqd_training_draws_prompts_from_the_schedule_and_logs_it(tiny_policy, t
     trainer = build_trainer(cfg, tmp_path / "log.jsonl", extra_reward_funcs=[spy])
     trainer.train()
     rows = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
-    assert [r["stage"] for r in rows] == [{"dgemm": 1}, {"dgemm": 2}, {"dgemm": 3}]
-    assert trainer.sqd_schedule.stages() == {"dgemm": 4}
+    # Prompts are drawn a step ahead: step 2's come from stage 1, step 3's from stage 2.
+    assert [r["stage"] for r in rows] == [{"dgemm": 1}, {"dgemm": 1}, {"dgemm": 2}]
+    assert trainer.sqd_schedule.stages() == {"dgemm": 3}  # no advance after the last step
     for row, batch in zip(rows, seen):
         assert all(stated == carried for stated, carried in batch)  # prompt text and reward agree
         assert len(row["permitted"]) == 2 and "coverage" in row["archive"]["dgemm"]
-    # The stream is live: step 1's prompts come from stage 1, step 3's may use up to 2 techniques
-    # (drawn one step ahead, while step 2 ran in stage 2).
-    assert all(len(carried) <= 1 for _, carried in seen[0])
-    assert all(len(carried) <= 2 for _, carried in seen[2])
+    # The stream is live: each step's permitted sets fit the stage its prompts were drawn in.
+    for row, batch in zip(rows, seen):
+        assert all(len(carried) <= row["stage"]["dgemm"] for _, carried in batch)
+    assert [r["row"] for r in trainer.sqd_schedule.pending] == [6, 7]  # drawn ahead, never trained on
 
 
 @pytest.mark.gpu
@@ -139,32 +144,67 @@ def test_last_checkpoint_skips_incomplete_ones(tmp_path):
     assert last_checkpoint(tmp_path) == str(tmp_path / "checkpoint-2")  # checkpoint-10: cut off earlier
 
 
+def _train_script(policy, out, sqd: bool, steps: int, **extra) -> str:
+    fields = dict(model=str(policy), output_dir=str(out), steps=steps, group_size=4, prompts_per_step=1,
+                  max_completion_length=96, save_steps=2, eval_n=48, **extra)
+    return (f"from lab.train import TrainConfig, train; from lab.sqd import SQDConfig; "
+            f"train(TrainConfig(**{fields!r}, sqd={'SQDConfig(steps_per_stage=1)' if sqd else None}))")
+
+
 @pytest.mark.parametrize("sqd", [False, True], ids=["grpo", "grpo_sqd"])
 def test_resume_after_a_kill_finishes_with_complete_results(tiny_policy, tmp_path, sqd):
+    from lab.train import last_checkpoint
+
     out = tmp_path / "run"
-    script = (f"from lab.train import TrainConfig, train; from lab.sqd import SQDConfig; "
-              f"train(TrainConfig(model={str(tiny_policy)!r}, "
-              f"output_dir={str(out)!r}, steps=4, group_size=4, prompts_per_step=1, max_completion_length=96, "
-              f"save_steps=2, eval_n=48, sqd={'SQDConfig(steps_per_stage=1)' if sqd else None}))")
+    script = _train_script(tiny_policy, out, sqd, steps=6)
     first = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 240
-    while not (out / "checkpoint-2").exists() and first.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert (out / "checkpoint-2").exists(), "no checkpoint was written"
-    # Killed now, possibly in the middle of writing checkpoint-2: the rerun must cope either way.
+    while last_checkpoint(out) is None and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
     if first.poll() is None:
         os.killpg(first.pid, signal.SIGKILL)  # our own child's session only
     first.wait()
+    resumed_from = last_checkpoint(out)
+    assert resumed_from is not None, "no complete checkpoint was written"
+    done = int(resumed_from.rsplit("-", 1)[1])
+    before = (out / "train_log.jsonl").read_text().splitlines()[:done]
     subprocess.run([sys.executable, "-c", script], cwd=ROOT, check=True, capture_output=True, timeout=300)
-    rows = [json.loads(line) for line in (out / "train_log.jsonl").read_text().splitlines()]
-    assert [r["step"] for r in rows] == [1, 2, 3, 4]
-    assert (out / "final" / "config.json").exists() and (out / "checkpoint-4").exists()
-    assert json.loads((out / "train_config.json").read_text())["steps"] == 4
+    lines = (out / "train_log.jsonl").read_text().splitlines()
+    rows = [json.loads(line) for line in lines]
+    assert [r["step"] for r in rows] == [1, 2, 3, 4, 5, 6]
+    if done < 6:
+        assert lines[:done] == before  # resumed: the steps the checkpoint covers were kept, not redone
+    assert (out / "final" / "config.json").exists() and (out / "checkpoint-6").exists()
+    assert json.loads((out / "train_config.json").read_text())["steps"] == 6
     archive = json.loads((out / "archive.json").read_text())["dgemm"]
     assert {"coverage", "qd_score", "cells", "elites", "stage_history"} <= set(archive)
-    if sqd:  # one stage per step, continued across the kill: stages 1..4 at steps 0..3, then 5 at step 4
-        assert [r["stage"]["dgemm"] for r in rows] == [1, 2, 3, 4]
-        assert [(h["step"], h["stage"]) for h in archive["stage_history"]] == [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]
+    if sqd:
+        # One stage per step, carried across the kill. Prompts are drawn a step ahead, so
+        # step k's prompts come from the stage after step k-2; the resumed run replays the
+        # prompts the killed one had drawn but not trained on. No advance after the last step.
+        assert [r["stage"]["dgemm"] for r in rows] == [1, 1, 2, 3, 4, 5]
+        assert [(h["step"], h["stage"]) for h in archive["stage_history"]] == [(0, 1), (1, 2), (2, 3), (3, 4),
+                                                                                (4, 5), (5, 6)]
     else:
         assert archive["stage_history"] is None
+
+
+def test_a_run_killed_after_its_last_checkpoint_trains_no_more(tiny_policy, tmp_path):
+    from lab.sqd import SQDConfig
+    from lab.train import train
+
+    out = tmp_path / "run"
+    cfg = TrainConfig(model=str(tiny_policy), output_dir=str(out), steps=2, group_size=4, prompts_per_step=1,
+                      max_completion_length=64, save_steps=2, sqd=SQDConfig(steps_per_stage=1), **TINY_EVAL)
+    train(cfg)
+    log = (out / "train_log.jsonl").read_text()
+    weights = (out / "final" / "model.safetensors").read_bytes()
+    shutil.rmtree(out / "final")  # as if killed after checkpoint-2, before the final save
+    (out / "archive.json").unlink()
+    train(cfg)
+    assert (out / "train_log.jsonl").read_text() == log and not (out / "checkpoint-3").exists()
+    assert (out / "final" / "model.safetensors").read_bytes() == weights
+    assert json.loads((out / "archive.json").read_text())["dgemm"]["stage_history"][-1]["step"] == 1
+    with pytest.raises(ValueError, match="different training config.*learning_rate"):
+        train(dataclasses.replace(cfg, learning_rate=1.0))

@@ -230,14 +230,15 @@ def cmd_autotune(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     import yaml
 
-    from lab.compare import run_comparison
+    from lab.compare import plan_comparison, run_comparison
     from lab.plots import comparison
 
     params = yaml.safe_load(_read(args.config)) or {}
     try:
-        summary = run_comparison(params, args.seeds, results_dir=args.results_dir, runs_dir=args.runs_dir)
-    except ValueError as err:
+        plan = plan_comparison(params, args.seeds, results_dir=args.results_dir, runs_dir=args.runs_dir)
+    except (ValueError, TypeError) as err:
         raise UsageError(str(err)) from None
+    summary = run_comparison(plan, results_dir=args.results_dir)
     figure = comparison(summary, Path(args.results_dir) / "figures")
     for arm, data in summary["arms"].items():
         med = {k: v["median"] for k, v in data["stats"].items()}

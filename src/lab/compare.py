@@ -4,11 +4,12 @@
 
 Each arm is the experiment of the same name in the config (`grpo`, `grpo_sqd`), run
 once per seed with that seed for training and evaluation, into
-`results/compare/<arm>_s<seed>/` (finished runs are skipped, unfinished ones resume).
-Before anything runs, the arms must agree on every training budget parameter (steps,
-group size, prompts per step, completion length, learning rate...) and on the
-evaluation protocol, so both get the same number of reward evaluations; only the
-SQD schedule may differ.
+`results/compare/<arm>_s<seed>/` (finished runs of the same config and commit are
+reused, unfinished ones resume; see lab.experiments). Before anything runs, the arms
+must agree on every training budget parameter (steps, group size, prompts per step,
+completion length, learning rate...) and on the evaluation protocol; only the SQD
+schedule may differ. After each run, its log must show every step with a full batch
+of reward evaluations, so both arms are seen to have had the same budget.
 
 `results/comparison.json` then holds, per arm, each run's numbers and their median,
 mean, standard deviation, min and max: best GFLOPS, mean GFLOPS of ok samples,
@@ -31,7 +32,7 @@ from lab.experiments import ExperimentConfig, git_commit, run_grpo
 
 ARMS = ("grpo", "grpo_sqd")
 METRICS = ("best_gflops", "mean_gflops_ok", "pass_at_1", "distinct_technique_sets_ok", "archive_coverage",
-           "archive_qd_score", "expected_speedup")
+           "archive_qd_score", "expected_speedup", "train_s")
 # Everything but these must match between the arms for the comparison to be fair.
 _MAY_DIFFER = {"experiment", "sqd", "output_dir"}
 
@@ -67,7 +68,13 @@ def _check_fair(a: ExperimentConfig, b: ExperimentConfig) -> None:
 def _run_numbers(cfg: ExperimentConfig, metrics: dict) -> dict:
     archive = metrics.get("archive") or {}
     log = [json.loads(line) for line in (cfg.out_dir / "train_log.jsonl").read_text().splitlines()]
-    return {"train_s": round(sum(row["step_s"] for row in log), 1), "best_gflops": metrics["best_gflops"], "mean_gflops_ok": metrics["mean_gflops_ok"],
+    evaluations = [sum(row["status_counts"].values()) for row in log]
+    if [row["step"] for row in log] != list(range(1, cfg.train.steps + 1)) or \
+            any(e != cfg.train.batch_size for e in evaluations):
+        raise RuntimeError(f"{cfg.out_dir}: the training log does not show {cfg.train.steps} steps of "
+                           f"{cfg.train.batch_size} reward evaluations each; the comparison would be unfair")
+    return {"train_s": round(sum(row["step_s"] for row in log), 1), "reward_evaluations": sum(evaluations),
+            "best_gflops": metrics["best_gflops"], "mean_gflops_ok": metrics["mean_gflops_ok"],
             "pass_at_1": metrics["pass_at_1"], "distinct_technique_sets_ok": metrics["distinct_technique_sets_ok"],
             "archive_coverage": archive.get("coverage"), "archive_qd_score": archive.get("qd_score"),
             "expected_speedup": metrics["expected_speedup"]}
@@ -96,25 +103,31 @@ def summarize_comparison(runs: dict[str, list[dict]], budget: dict) -> dict:
     return {**budget, "arms": arms, "sqd_minus_grpo": paired}
 
 
-def run_comparison(params: dict[str, Any], seeds: list[int], results_dir: str = "results",
-                   runs_dir: str = "runs/compare") -> dict:
-    """Train and evaluate both arms for each seed, then write results/comparison.json."""
+def plan_comparison(params: dict[str, Any], seeds: list[int], results_dir: str = "results",
+                    runs_dir: str = "runs/compare") -> dict[int, dict[str, ExperimentConfig]]:
+    """Both arms' configs per seed, checked for fairness before anything runs."""
     if len(seeds) < 1 or len(set(seeds)) != len(seeds):
         raise ValueError("seeds must be distinct and at least one")
-    per_seed = {seed: arm_configs(params, seed, str(Path(results_dir) / "compare"), runs_dir) for seed in seeds}
+    return {seed: arm_configs(params, seed, str(Path(results_dir) / "compare"), runs_dir) for seed in seeds}
+
+
+def run_comparison(plan: dict[int, dict[str, ExperimentConfig]], results_dir: str = "results") -> dict:
+    """Train and evaluate both arms for each seed of the plan, then write results/comparison.json."""
+    seeds = list(plan)
     runs: dict[str, list[dict]] = {arm: [] for arm in ARMS}
     started = time.monotonic()
     for i, seed in enumerate(seeds):
-        for arm, cfg in per_seed[seed].items():
-            print(f"[compare] run {i * len(ARMS) + list(ARMS).index(arm) + 1}/{len(seeds) * len(ARMS)}: "
-                  f"{arm}, seed {seed}", flush=True)
+        for j, (arm, cfg) in enumerate(plan[seed].items()):
+            print(f"[compare] run {i * len(ARMS) + j + 1}/{len(seeds) * len(ARMS)}: {arm}, seed {seed}", flush=True)
             metrics = run_grpo(cfg)
             runs[arm].append({"seed": seed, **_run_numbers(cfg, metrics)})
-    t = per_seed[seeds[0]]["grpo"].train
+    first = plan[seeds[0]]
+    t = first["grpo"].train
     budget = {"seeds": seeds, "steps": t.steps, "group_size": t.group_size, "prompts_per_step": t.prompts_per_step,
-              "reward_evaluations": t.steps * t.batch_size, "eval_samples": per_seed[seeds[0]]["grpo"].samples,
-              "sqd": dataclasses.asdict(per_seed[seeds[0]]["grpo_sqd"].train.sqd),
-              "wall_s_this_invocation": round(time.monotonic() - started, 1), "git_commit": git_commit(), "machine": machine_summary()}
+              "reward_evaluations": t.steps * t.batch_size, "eval_samples": first["grpo"].samples,
+              "sqd": dataclasses.asdict(first["grpo_sqd"].train.sqd),
+              "wall_s_this_invocation": round(time.monotonic() - started, 1), "git_commit": git_commit(),
+              "machine": machine_summary()}
     summary = summarize_comparison(runs, budget)
     out = Path(results_dir) / "comparison.json"
     out.write_text(json.dumps(summary, indent=1) + "\n")

@@ -9,7 +9,6 @@ Evaluation protocol: for each evaluation prompt (the problem's plain prompt), sa
 `results/<experiment>/`:
 
 - config.json: every parameter, the git commit, the seed, the machine;
-- samples.jsonl: each completion with its EvalResult;
 - samples.jsonl: each completion with its EvalResult and the techniques detected in it;
 - train_log.jsonl: per-step training log (trained experiments);
 - archive.json: the technique archive of the correct kernels seen in training,
@@ -21,8 +20,10 @@ Evaluation protocol: for each evaluation prompt (the problem's plain prompt), sa
 GRPO-only trains on the plain prompt; GRPO+SQD on prompts from the SQD schedule
 (lab.sqd). Both are evaluated on the plain prompt, like the baseline.
 
-A finished experiment is skipped on rerun unless `overwrite` is set; an unfinished
-GRPO run resumes from its last checkpoint (under runs/<experiment>/).
+A finished experiment is skipped on rerun unless `overwrite` is set, but only when
+the same config and commit made it (see `is_complete`); an unfinished GRPO run
+resumes from its last checkpoint (under runs/<experiment>/) if that checkpoint was
+made with the same training config, and starts afresh otherwise.
 """
 
 from __future__ import annotations
@@ -105,9 +106,25 @@ def git_commit() -> str:
         return "unknown"
 
 
+_NOT_COMPARED = {"machine", "overwrite"}  # may change between a run and its rerun
+
+
 def is_complete(cfg: ExperimentConfig) -> bool:
+    """True if `cfg.out_dir` holds a finished run of this very config made by this very
+    commit, so it can be reused. Anything else reruns: a run cut off midway, a finished
+    run of another config, or results committed from another commit (a fresh clone's
+    `make reproduce` really reproduces them)."""
     metrics = cfg.out_dir / "metrics.json"
-    return metrics.exists() and json.loads(metrics.read_text()).get("complete") is True
+    if not (metrics.exists() and json.loads(metrics.read_text()).get("complete") is True):
+        return False
+    saved_path = cfg.out_dir / "config.json"
+    saved = json.loads(saved_path.read_text()) if saved_path.exists() else {}
+    current = {**json.loads(json.dumps(asdict(cfg), default=str)), "git_commit": git_commit()}
+    differ = sorted(k for k in (set(saved) | set(current)) - _NOT_COMPARED if saved.get(k) != current.get(k))
+    if differ:
+        print(f"{cfg.out_dir}: made with another {', '.join(differ)}; running it again", flush=True)
+        return False
+    return True
 
 
 def _start(cfg: ExperimentConfig) -> None:
@@ -168,7 +185,7 @@ def run_grpo(cfg: ExperimentConfig) -> dict:
     if is_complete(cfg) and not cfg.overwrite:
         return json.loads((cfg.out_dir / "metrics.json").read_text())
     run_dir = Path(cfg.runs_dir) / cfg.experiment
-    if cfg.overwrite:
+    if cfg.overwrite or not _same_training(run_dir, cfg.train):
         shutil.rmtree(run_dir, ignore_errors=True)
     _start(cfg)
     tcfg = dataclasses.replace(cfg.train, output_dir=str(run_dir))
@@ -176,6 +193,18 @@ def run_grpo(cfg: ExperimentConfig) -> dict:
     for name in ("train_log.jsonl", "archive.json"):
         shutil.copy(run_dir / name, cfg.out_dir / name)
     return evaluate_policy(cfg, str(final))
+
+
+def _same_training(run_dir: Path, train_cfg: TrainConfig) -> bool:
+    """Whether the checkpoints in run_dir (if any) were made with this training config."""
+    saved = run_dir / "train_config.json"
+    if not saved.exists():
+        return True
+    current = json.loads(json.dumps(asdict(dataclasses.replace(train_cfg, output_dir=str(run_dir))), default=str))
+    if json.loads(saved.read_text()) != current:
+        print(f"{run_dir}: checkpoints of another training config; starting afresh", flush=True)
+        return False
+    return True
 
 
 def run_grpo_sqd(cfg: ExperimentConfig) -> dict:

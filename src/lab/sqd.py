@@ -52,6 +52,15 @@ class SQDConfig:
     weak_weight: float = 2.0  # ... whose elite is below the median elite
     strong_weight: float = 1.0  # ... otherwise
 
+    def __post_init__(self):
+        if self.steps_per_stage < 1:
+            raise ValueError(f"steps_per_stage must be at least 1, got {self.steps_per_stage}")
+        if self.coverage_to_advance is not None and not 0.0 < self.coverage_to_advance <= 1.0:
+            raise ValueError(f"coverage_to_advance must be in (0, 1], got {self.coverage_to_advance}")
+        weights = (self.empty_weight, self.weak_weight, self.strong_weight)
+        if min(weights) < 0 or max(weights) <= 0:
+            raise ValueError(f"sampling weights must be >= 0 and not all 0, got {weights}")
+
 
 def _bits(techniques: frozenset[str]) -> list[float]:
     return [1.0 if t in techniques else 0.0 for t in TECHNIQUES]
@@ -184,9 +193,13 @@ class SQDSchedule:
     """The live state of an SQD training run: per problem, an archive and a staged sampler.
 
     `rows()` is the prompt stream: an endless generator, each row drawn only when the
-    trainer pulls it, from the current stage and archive. Scored kernels reach the
-    archives from the reward function (lab.train.HarnessReward); `end_step` advances
-    the stages after each training step.
+    trainer pulls it, from the current stage and archive. Each row carries its id and
+    the stage it was drawn in. Scored kernels reach the archives from the reward
+    function (lab.train.HarnessReward); after each training step, `end_step` advances
+    the stages and forgets the rows that were trained on. Rows drawn ahead of training
+    (the dataloader fetches a batch early) are `pending`: a checkpoint keeps them, and a
+    resumed stream yields them first, so a resumed run sees the prompts the killed one
+    would have seen.
     """
 
     def __init__(self, problems: Sequence[str], config: SQDConfig = SQDConfig(), seed: int = 0,
@@ -197,18 +210,31 @@ class SQDSchedule:
         self.archives = archives if archives is not None else {p: TechniqueArchive() for p in self.problems}
         self.samplers = {p: StagedSampler(config, self.archives[p], seed=seed * 1009 + i)
                          for i, p in enumerate(self.problems)}
+        self.next_row = 0
+        self.pending: list[dict] = []  # drawn, not yet trained on
 
     def rows(self) -> Iterator[dict]:
-        """Training rows: the prompt (stating its permitted set), its problem and the set itself."""
-        for i in itertools.count():
-            problem = self.problems[i % len(self.problems)]
-            permitted = self.samplers[problem].sample(1)[0]
-            yield {"prompt": [{"role": "user", "content": prompt_text(problem, permitted)}], "problem": problem,
-                   "permitted": [t for t in TECHNIQUES if t in permitted]}
+        """Training rows: id, the prompt (stating its permitted set), problem, the set, and stage."""
+        yield from list(self.pending)
+        while True:
+            problem = self.problems[self.next_row % len(self.problems)]
+            sampler = self.samplers[problem]
+            permitted = sampler.sample(1)[0]
+            row = {"row": self.next_row, "prompt": [{"role": "user", "content": prompt_text(problem, permitted)}],
+                   "problem": problem, "permitted": [t for t in TECHNIQUES if t in permitted],
+                   "stage": sampler.stage}
+            self.next_row += 1
+            self.pending.append(row)
+            yield row
 
-    def end_step(self, step: int) -> None:
-        for sampler in self.samplers.values():
-            sampler.end_step(step)
+    def end_step(self, step: int, trained_rows: Iterable[int] = (), final: bool = False) -> None:
+        """After training step `step` on `trained_rows`: forget those rows and, unless it was
+        the run's last step (nothing would train on a new stage), let the stages advance."""
+        done = max(trained_rows, default=-1)
+        self.pending = [r for r in self.pending if r["row"] > done]
+        if not final:
+            for sampler in self.samplers.values():
+                sampler.end_step(step)
 
     def stages(self) -> dict[str, int]:
         return {p: s.stage for p, s in self.samplers.items()}
@@ -217,17 +243,20 @@ class SQDSchedule:
         return {p: list(s.history) for p, s in self.samplers.items()}
 
     def state_dict(self) -> dict:
-        """The samplers' state (stage, step count, history, RNG); the archives are saved on their own."""
-        return {p: {"stage": s.stage, "steps_in_stage": s.steps_in_stage, "history": s.history,
-                    "rng": _rng_state(s.rng)} for p, s in self.samplers.items()}
+        """Samplers (stage, step count, history, RNG), the next row id and the pending rows;
+        the archives are saved on their own."""
+        return {"samplers": {p: {"stage": s.stage, "steps_in_stage": s.steps_in_stage, "history": s.history,
+                                 "rng": _rng_state(s.rng)} for p, s in self.samplers.items()},
+                "next_row": self.next_row, "pending": self.pending}
 
     def load_state_dict(self, state: dict) -> None:
         for p, sampler in self.samplers.items():
-            saved = state[p]
+            saved = state["samplers"][p]
             sampler.stage, sampler.steps_in_stage = saved["stage"], saved["steps_in_stage"]
             sampler.history = list(saved["history"])
             version, internal, gauss = saved["rng"]
             sampler.rng.setstate((version, tuple(internal), gauss))
+        self.next_row, self.pending = state["next_row"], list(state["pending"])
 
 
 def permission_violation(used: Set[str], permitted: Iterable[str] | None) -> str | None:

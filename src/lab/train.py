@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from lab.evaluate import EvalConfig, EvalResult, evaluate_batch
-from lab.extract import extract_source
+from lab.extract import FormatError, extract_source
 from lab.problems import load_problem
 from lab.prompts import prompt_text
 from lab.reward import RewardConfig, completion_text, reward_from_result
@@ -84,8 +84,10 @@ class TrainConfig:
 class HarnessReward:
     """The TRL reward function for the run, remembering what the harness saw per batch.
 
-    Correct kernels are offered to `archives[problem]` (descriptor = the techniques
-    detected in the extracted source) when archives are given."""
+    Under SQD each row carries its prompt's permitted set: a kernel using any other
+    technique is `forbidden` before it is compiled or timed. Correct kernels are
+    offered to `archives[problem]` (descriptor = the techniques detected in the
+    extracted source) when archives are given."""
 
     def __init__(self, problem: str, reward: RewardConfig, eval_config: EvalConfig,
                  archives: dict[str, TechniqueArchive] | None = None):
@@ -93,48 +95,61 @@ class HarnessReward:
         self.archives = archives
         self.__name__ = f"{problem}_{reward.positive}"
         self.last: list[EvalResult] = []
-        self.last_permitted: list[str] = []  # descriptors of the batch's permitted sets (SQD rows)
+        # The last batch's SQD columns, one entry per completion (empty without SQD).
+        self.last_permitted: list[str | None] = []  # descriptors of the permitted sets
+        self.last_rows: list[int] = []
+        self.last_stages: list[int] = []  # the stage each row was drawn in
+        self.last_problems: list[str] = []
         self.seconds = 0.0
         self.started = self.finished = 0.0  # monotonic times of the last batch's scoring
 
     def __call__(self, completions: list[Any], **kwargs: Any) -> list[float]:
         start = self.started = time.monotonic()
-        problems = kwargs.get("problem") or [self.problem] * len(completions)
+        n = len(completions)
+        problems = kwargs.get("problem") or [self.problem] * n
+        permitted = kwargs.get("permitted") or [None] * n
         texts = [completion_text(c) for c in completions]
-        results: list[EvalResult | None] = [None] * len(texts)
-        for name in dict.fromkeys(problems):
-            idx = [i for i, p in enumerate(problems) if p == name]
+        # The permission check and the archive judge the source the compiler gets.
+        sources = [_extracted(t, p) for t, p in zip(texts, problems)]
+        used = [frozenset(detect(src)) if src is not None else None for src in sources]
+        results: list[EvalResult | None] = [None] * n
+        for i in range(n):
+            reason = permission_violation(used[i], permitted[i]) if used[i] is not None else None
+            if reason:
+                results[i] = EvalResult(status="forbidden", detail=reason, problem=problems[i],
+                                        reward=float(self.reward.penalties["forbidden"]))
+        todo = [i for i in range(n) if results[i] is None]
+        for name in dict.fromkeys(problems[i] for i in todo):
+            idx = [i for i in todo if problems[i] == name]
             for i, r in zip(idx, evaluate_batch([texts[i] for i in idx], name, self.eval_config, progress=False)):
                 results[i] = r
-        # The SQD permission check and the archive judge the extracted source (what was
-        # compiled) of each kernel that got past extraction and the static checks.
-        sources: list[str | None] = [None] * len(texts)
-        for i, r in enumerate(results):
-            if r.status not in ("format_error", "forbidden"):
-                sources[i] = extract_source(texts[i], load_problem(problems[i]).signature)
-        used = [frozenset(detect(src)) if src is not None else None for src in sources]
-        # Under SQD each row carries its prompt's permitted set: using anything else is forbidden.
-        for i, permitted in enumerate(kwargs.get("permitted") or []):
-            reason = permission_violation(used[i], permitted) if used[i] is not None else None
-            if reason:
-                results[i] = dataclasses.replace(results[i], status="forbidden", detail=reason, gflops=None,
-                                                 speedup=None, time_s=None, baseline_gflops=None)
         for i, r in enumerate(results):
             if self.archives is not None and r.status == "ok" and problems[i] in self.archives:
                 self.archives[problems[i]].add(used[i], r.gflops, sources[i])
         self.last = results
-        self.last_permitted = [descriptor(p) for p in kwargs.get("permitted") or [] if p is not None]
+        self.last_permitted = [descriptor(p) if p is not None else None for p in kwargs.get("permitted") or []]
+        self.last_rows, self.last_stages = list(kwargs.get("row") or []), list(kwargs.get("stage") or [])
+        self.last_problems = list(problems)
         self.finished = time.monotonic()
         self.seconds = self.finished - start
         return [reward_from_result(r, self.reward) for r in results]
+
+
+def _extracted(text: str, problem: str) -> str | None:
+    try:
+        return extract_source(text, load_problem(problem).signature)
+    except FormatError:  # the evaluation reports it as format_error
+        return None
+
 
 def _step_callback(reward_fn: HarnessReward, log_path: Path | None, schedule: SQDSchedule | None):
     from transformers import TrainerCallback
 
     class StepLog(TrainerCallback):
-        """Per step: advances the SQD stages, appends one JSON line to the log (TRL's metrics
-        plus the harness's view, the archive and, under SQD, the stage and permitted sets),
-        and saves the archive state into each checkpoint.
+        """Per step: advances the SQD schedule, appends one JSON line to the log (TRL's metrics
+        plus the harness's view, the archive and, under SQD, the stage the step's prompts
+        were drawn in and their permitted sets), and saves the archive state into each
+        checkpoint.
 
         Within a GRPO step, generation comes first, then reward scoring, then the
         forward/backward pass and the optimizer step; the callback's step boundaries and
@@ -142,16 +157,14 @@ def _step_callback(reward_fn: HarnessReward, log_path: Path | None, schedule: SQ
 
         def __init__(self):
             self.t_begin = self.t_end = time.monotonic()
-            self.stages: dict[str, int] = {}
 
         def on_step_begin(self, args, state, control, **kwargs):
             self.t_begin = time.monotonic()
-            self.stages = schedule.stages() if schedule else {}
 
         def on_step_end(self, args, state, control, **kwargs):
             self.t_end = time.monotonic()
             if schedule is not None:
-                schedule.end_step(state.global_step)
+                schedule.end_step(state.global_step, reward_fn.last_rows, final=state.global_step >= args.max_steps)
 
         def on_log(self, args, state, control, logs=None, **kwargs):
             if log_path is None or not logs or "loss" not in logs:
@@ -171,9 +184,14 @@ def _step_callback(reward_fn: HarnessReward, log_path: Path | None, schedule: SQ
                 "archive": {p: a.stats() for p, a in (reward_fn.archives or {}).items()},
             }
             if schedule is not None:
-                # One entry per prompt of the step (the group's completions share it).
-                step_prompts = reward_fn.last_permitted[::max(1, args.num_generations)]
-                record.update(stage=self.stages, permitted=step_prompts)
+                # One entry per prompt of the step (the group's completions share it). The
+                # stage is the one the prompts were drawn in: the dataloader draws a batch a
+                # step early, so right after an advance it lags the schedule's by one step.
+                group = max(1, args.num_generations)
+                stages: dict[str, int] = {}
+                for problem, stage in zip(reward_fn.last_problems, reward_fn.last_stages):
+                    stages[problem] = max(stage, stages.get(problem, 0))
+                record.update(stage=stages, permitted=reward_fn.last_permitted[::group])
             with open(log_path, "a") as f:
                 f.write(json.dumps(record) + "\n")
 
@@ -283,19 +301,33 @@ def train(config: TrainConfig) -> Path:
     """Run (or resume) GRPO; returns the directory of the final model (`archive.json` beside it)."""
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "train_config.json").write_text(json.dumps(asdict(config), indent=1, default=str) + "\n")
-    log_path = out / "train_log.jsonl"
+    saved_config = out / "train_config.json"
     resume = last_checkpoint(out)
+    this_config = json.loads(json.dumps(asdict(config), default=str))
+    if resume is not None and saved_config.exists():
+        before = json.loads(saved_config.read_text())
+        differ = sorted(k for k in set(before) | set(this_config) if before.get(k) != this_config.get(k))
+        if differ:
+            raise ValueError(f"{out} holds checkpoints of a different training config (differs in: "
+                             f"{', '.join(differ)}); delete it or train into another output_dir")
+    saved_config.write_text(json.dumps(this_config, indent=1) + "\n")
+    log_path = out / "train_log.jsonl"
+    done = int(Path(resume).name.split("-")[1]) if resume else 0
     if resume is None and log_path.exists():
         log_path.unlink()  # a fresh run starts a fresh log
     elif resume is not None and log_path.exists():
         # Keep only the steps the checkpoint covers; later ones will be redone.
-        done = int(Path(resume).name.split("-")[1])
         kept = [line for line in log_path.read_text().splitlines() if json.loads(line)["step"] <= done]
         log_path.write_text("".join(line + "\n" for line in kept))
     state = json.loads((Path(resume) / ARCHIVE_STATE).read_text()) if resume else None
     trainer = build_trainer(config, log_path, archive_state=state)
-    trainer.train(resume_from_checkpoint=resume)
+    if done >= config.steps:
+        # Killed after the last checkpoint (e.g. while evaluating): nothing is left to train.
+        # Trainer.train would still run one more step when resuming at max_steps on a stream
+        # without a length (the SQD prompts), so only the weights are restored.
+        trainer._load_from_checkpoint(resume)
+    else:
+        trainer.train(resume_from_checkpoint=resume)
     final = out / "final"
     trainer.save_model(str(final))
     trainer.processing_class.save_pretrained(str(final))
