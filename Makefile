@@ -47,7 +47,7 @@ experiments: $(SEED_MODEL)/config.json
 	@for nb in $(NOTEBOOKS); do \
 	  $(PAPERMILL) notebooks/$$nb.ipynb results/notebooks/$$nb.ipynb -f configs/default.yaml || exit 1; done
 
-# GRPO-only vs GRPO+SQD, three seeds each at the default budget (about 25 minutes on 2 cores);
+# GRPO-only vs GRPO+SQD, three seeds each at the default budget (about 15 minutes on 2 cores);
 # writes results/compare/, results/comparison.json and results/figures/comparison.png.
 compare: $(SEED_MODEL)/config.json
 	$(BIN)/lab compare --config configs/default.yaml --seeds 0 1 2

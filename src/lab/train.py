@@ -15,15 +15,17 @@ With `sqd` set (lab.sqd.SQDConfig), the prompts come from an SQD schedule instea
 of the plain problem prompt: a live stream (a datasets.IterableDataset over
 SQDSchedule.rows) whose permitted sets follow the current stage and archive, and
 each row's permitted set goes to the reward, which scores code using anything
-else as `forbidden`. The accelerate dataloader fetches one batch ahead, so the
-prompts of step t+1 are drawn when step t's batch is handed out, from the archive
-as it stood after step t-1. Every run, SQD or not, keeps a technique archive of
+else as `forbidden` without compiling it. The accelerate dataloader fetches one
+batch ahead, so the prompts of step t+1 are drawn when step t's batch is handed
+out, from the stage and archive as they stood after step t-1; each row carries the
+stage it was drawn in, and that is what the log records. Every run, SQD or not, keeps a technique archive of
 the correct kernels its reward saw (for SQD it steers sampling; for GRPO-only it
 only observes), logs its coverage per step and writes it to `archive.json`.
 
 Checkpoints go to `output_dir` every `save_steps` (with the archive and the SQD
-state beside the model); the same command on the same output_dir resumes from the
-last one. On a CUDA machine with unsloth installed
+state, drawn-but-untrained prompts included, beside the model); the same command
+on the same output_dir resumes from the last one, and refuses checkpoints made
+with a different config. On a CUDA machine with unsloth installed
 (`pip install .[gpu]`), `use_unsloth=True` loads the model through unsloth and
 `use_vllm=True` switches TRL's generation to vLLM; both are off by default and
 guarded, so the CPU path never imports them.
