@@ -40,12 +40,12 @@ from lab.calibrate import machine_summary, openblas_gflops
 from lab.evaluate import EvalConfig, evaluate_batch
 from lab.metrics import summarize
 from lab.problems import load_problem
-from lab.extract import FormatError, extract_source
+from lab.extract import source_or_none
 from lab.reward import RewardConfig
 from lab.sample import load_policy, sample_records
 from lab.sqd import SQDConfig
 from lab.techniques import TECHNIQUES, detect
-from lab.train import TrainConfig, train
+from lab.train import TrainConfig, changed_fields, config_changes, jsonable, train
 
 
 @dataclass(frozen=True)
@@ -119,8 +119,7 @@ def is_complete(cfg: ExperimentConfig) -> bool:
         return False
     saved_path = cfg.out_dir / "config.json"
     saved = json.loads(saved_path.read_text()) if saved_path.exists() else {}
-    current = {**json.loads(json.dumps(asdict(cfg), default=str)), "git_commit": git_commit()}
-    differ = sorted(k for k in (set(saved) | set(current)) - _NOT_COMPARED if saved.get(k) != current.get(k))
+    differ = changed_fields(saved, {**jsonable(cfg), "git_commit": git_commit()}, ignore=_NOT_COMPARED)
     if differ:
         print(f"{cfg.out_dir}: made with another {', '.join(differ)}; running it again", flush=True)
         return False
@@ -163,10 +162,10 @@ def evaluate_policy(cfg: ExperimentConfig, model: str) -> dict:
 
 def _techniques(completion: str, signature: str) -> list[str] | None:
     """Techniques detected in the completion's kernel (taxonomy order), None if none extracts."""
-    try:
-        used = detect(extract_source(completion, signature))
-    except FormatError:
+    source = source_or_none(completion, signature)
+    if source is None:
         return None
+    used = detect(source)
     return [t for t in TECHNIQUES if t in used]
 
 
@@ -197,11 +196,7 @@ def run_grpo(cfg: ExperimentConfig) -> dict:
 
 def _same_training(run_dir: Path, train_cfg: TrainConfig) -> bool:
     """Whether the checkpoints in run_dir (if any) were made with this training config."""
-    saved = run_dir / "train_config.json"
-    if not saved.exists():
-        return True
-    current = json.loads(json.dumps(asdict(dataclasses.replace(train_cfg, output_dir=str(run_dir))), default=str))
-    if json.loads(saved.read_text()) != current:
+    if config_changes(run_dir, dataclasses.replace(train_cfg, output_dir=str(run_dir))):
         print(f"{run_dir}: checkpoints of another training config; starting afresh", flush=True)
         return False
     return True

@@ -81,3 +81,11 @@ def extract_source(completion: str, signature: str) -> str:
                 return block
             mismatch = f"{function}() has signature ({', '.join(got_params)}) -> {got_ret}; required: {signature}"
     raise FormatError(mismatch or f"no definition of {function}() found")
+
+
+def source_or_none(completion: str, signature: str) -> str | None:
+    """extract_source, or None where it raises FormatError (for callers that only look)."""
+    try:
+        return extract_source(completion, signature)
+    except FormatError:
+        return None

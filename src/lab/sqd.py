@@ -96,9 +96,15 @@ class TechniqueArchive:
         return improved
 
     def best(self, techniques: frozenset[str]) -> float | None:
+        return self.best_of([techniques])[0]
+
+    def best_of(self, sets: Sequence[frozenset[str]]) -> list[float | None]:
+        """The elite GFLOPS of each set's cell (None where empty), with one read of the archive."""
+        if not sets:
+            return []
         data = self._archive.data()
-        hits = np.nonzero(data["index"] == self._index(techniques))[0]
-        return float(data["objective"][hits[0]]) if len(hits) else None
+        filled = dict(zip(data["index"].tolist(), data["objective"].tolist()))
+        return [filled.get(int(i)) for i in self._archive.index_of(np.array([_bits(t) for t in sets]))]
 
     def elite_source(self, techniques: frozenset[str]) -> str | None:
         return self._sources.get(self._index(techniques))
@@ -149,8 +155,7 @@ class StagedSampler:
         """Subsets of size <= stage (the last stage permits every subset, all of T included)."""
         return subsets_up_to(self.stage)
 
-    def _weight(self, permitted: frozenset[str], median: float | None) -> float:
-        best = self.archive.best(permitted)
+    def _weight(self, best: float | None, median: float | None) -> float:
         if best is None:
             return self.config.empty_weight
         return self.config.weak_weight if median is not None and best < median else self.config.strong_weight
@@ -158,14 +163,14 @@ class StagedSampler:
     def sample(self, k: int = 1) -> list[frozenset[str]]:
         """k permitted sets for this step's prompts, favouring empty or weak cells."""
         options = self.permitted_sets()
-        filled = [v for v in (self.archive.best(p) for p in options) if v is not None]
+        bests = self.archive.best_of(options)
+        filled = [b for b in bests if b is not None]
         median = float(np.median(filled)) if filled else None
-        weights = [self._weight(p, median) for p in options]
-        return self.rng.choices(options, weights=weights, k=k)
+        return self.rng.choices(options, weights=[self._weight(b, median) for b in bests], k=k)
 
     def stage_coverage(self) -> float:
-        options = self.permitted_sets()
-        return sum(self.archive.best(p) is not None for p in options) / len(options)
+        bests = self.archive.best_of(self.permitted_sets())
+        return sum(b is not None for b in bests) / len(bests)
 
     def end_step(self, step: int) -> bool:
         """Call after each training step; returns True when the stage advanced."""

@@ -33,16 +33,16 @@ guarded, so the CPU path never imports them.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from collections.abc import Set
 from typing import Any
 
 from lab.evaluate import EvalConfig, EvalResult, evaluate_batch
-from lab.extract import FormatError, extract_source
+from lab.extract import source_or_none
 from lab.problems import load_problem
 from lab.prompts import prompt_text
 from lab.reward import RewardConfig, completion_text, reward_from_result
@@ -112,7 +112,7 @@ class HarnessReward:
         permitted = kwargs.get("permitted") or [None] * n
         texts = [completion_text(c) for c in completions]
         # The permission check and the archive judge the source the compiler gets.
-        sources = [_extracted(t, p) for t, p in zip(texts, problems)]
+        sources = [source_or_none(t, load_problem(p).signature) for t, p in zip(texts, problems)]  # None: format_error
         used = [frozenset(detect(src)) if src is not None else None for src in sources]
         results: list[EvalResult | None] = [None] * n
         for i in range(n):
@@ -135,13 +135,6 @@ class HarnessReward:
         self.finished = time.monotonic()
         self.seconds = self.finished - start
         return [reward_from_result(r, self.reward) for r in results]
-
-
-def _extracted(text: str, problem: str) -> str | None:
-    try:
-        return extract_source(text, load_problem(problem).signature)
-    except FormatError:  # the evaluation reports it as format_error
-        return None
 
 
 def _step_callback(reward_fn: HarnessReward, log_path: Path | None, schedule: SQDSchedule | None):
@@ -299,20 +292,33 @@ def build_trainer(config: TrainConfig, log_path: Path | None = None, extra_rewar
     return trainer
 
 
+def jsonable(config: Any) -> dict:
+    """A config dataclass as the JSON it is saved as (nested configs as dicts, anything else as text)."""
+    return json.loads(json.dumps(asdict(config), default=str))
+
+
+def changed_fields(saved: dict, current: dict, ignore: Set[str] = frozenset()) -> list[str]:
+    """The keys (outside `ignore`) whose values differ between two saved configs."""
+    return sorted(k for k in (set(saved) | set(current)) - set(ignore) if saved.get(k) != current.get(k))
+
+
+def config_changes(output_dir: str | Path, config: TrainConfig) -> list[str]:
+    """The fields in which the training config saved in output_dir differs from `config`
+    (nothing saved there: none)."""
+    saved = Path(output_dir) / "train_config.json"
+    return changed_fields(json.loads(saved.read_text()), jsonable(config)) if saved.exists() else []
+
+
 def train(config: TrainConfig) -> Path:
     """Run (or resume) GRPO; returns the directory of the final model (`archive.json` beside it)."""
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    saved_config = out / "train_config.json"
     resume = last_checkpoint(out)
-    this_config = json.loads(json.dumps(asdict(config), default=str))
-    if resume is not None and saved_config.exists():
-        before = json.loads(saved_config.read_text())
-        differ = sorted(k for k in set(before) | set(this_config) if before.get(k) != this_config.get(k))
-        if differ:
-            raise ValueError(f"{out} holds checkpoints of a different training config (differs in: "
-                             f"{', '.join(differ)}); delete it or train into another output_dir")
-    saved_config.write_text(json.dumps(this_config, indent=1) + "\n")
+    differ = config_changes(out, config) if resume is not None else []
+    if differ:
+        raise ValueError(f"{out} holds checkpoints of a different training config (differs in: "
+                         f"{', '.join(differ)}); delete it or train into another output_dir")
+    (out / "train_config.json").write_text(json.dumps(jsonable(config), indent=1) + "\n")
     log_path = out / "train_log.jsonl"
     done = int(Path(resume).name.split("-")[1]) if resume else 0
     if resume is None and log_path.exists():

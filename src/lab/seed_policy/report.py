@@ -19,17 +19,10 @@ from collections import Counter
 from pathlib import Path
 
 from lab.evaluate import EvalConfig, evaluate_batch
-from lab.extract import FormatError, code_blocks, extract_source
+from lab.extract import code_blocks, source_or_none
 from lab.problems import load_problem
 from lab.sample import load_policy, sample_records
 from lab.techniques import TECHNIQUES, detect
-
-
-def _code(completion: str, signature: str) -> str | None:
-    try:
-        return extract_source(completion, signature).strip()
-    except FormatError:
-        return None
 
 
 def seed_report(model_dir: str, num: int = 128, seed: int = 0, threads: int = 1) -> dict:
@@ -43,7 +36,7 @@ def seed_report(model_dir: str, num: int = 128, seed: int = 0, threads: int = 1)
     results = evaluate_batch([r["completion"] for r in plain], "dgemm", config, progress=True)
     ok = [(rec, res) for rec, res in zip(plain, results) if res.status == "ok"]
     gflops = sorted(res.gflops for _, res in ok)
-    combos = Counter(tuple(sorted(detect(_code(rec["completion"], problem.signature) or ""))) for rec, _ in ok)
+    combos = Counter(tuple(sorted(detect(source_or_none(rec["completion"], problem.signature) or ""))) for rec, _ in ok)
 
     everything = frozenset(TECHNIQUES)
     share_omp = {}
@@ -59,8 +52,8 @@ def seed_report(model_dir: str, num: int = 128, seed: int = 0, threads: int = 1)
             ex = json.loads(line)
             for block in code_blocks(ex["completion"]):
                 corpus_code.add(block.strip())
-    codes = [_code(r["completion"], problem.signature) for r in plain]
-    verbatim = sum(c is not None and c in corpus_code for c in codes) / len(codes)
+    codes = [source_or_none(r["completion"], problem.signature) for r in plain]
+    verbatim = sum(c is not None and c.strip() in corpus_code for c in codes) / len(codes)
 
     openblas = openblas_gflops("dgemm", problem.default_n, threads)
     training = json.loads((Path(model_dir) / "training.json").read_text()) \
