@@ -1,15 +1,17 @@
-# perfRL lab -- every target sets up what it needs (virtual environment, package).
-#   make test       the test suite (what CI runs)
-#   make reproduce  the whole pipeline on the embedded default model
+# perfRL lab -- every target sets up what it needs (virtual environment, package, kernel).
+#   make reproduce  the whole pipeline on the embedded default model (CONFIG=... for another config)
+#   make test       lint, layers contract and the full test suite (what CI runs)
 SHELL := /bin/bash
 PYTHON ?= python3
+CONFIG ?= configs/default.yaml
+PORT ?= 8888
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 comma := ,
 # Extras installed into the environment (CUDA machines add gpu).
 HAS_CUDA := $(shell command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && echo 1)
-EXTRAS := dev$(if $(HAS_CUDA),$(comma)gpu)
+EXTRAS := dev,notebook$(if $(HAS_CUDA),$(comma)gpu)
 # Pinned torch for machines without CUDA: the lab's build machines keep the CPU wheel of
 # this version locally, and a bare `torch` would pull a multi-GB CUDA build. Elsewhere,
 # point pip at PyTorch's CPU wheel index (PIP_EXTRA_INDEX_URL) to get the CPU build.
@@ -17,11 +19,15 @@ TORCH_CPU := torch==2.13.0
 
 SEED_MODEL := models/seed-policy
 SMOKE_MODEL := models/seed-policy-smoke
-PAPERMILL := $(BIN)/papermill --cwd . --no-progress-bar
+PAPERMILL := $(BIN)/papermill --cwd . --log-output --no-progress-bar --request-save-on-cell-execute
 NOTEBOOKS := 01_baseline 02_grpo 03_grpo_sqd 04_figures
+# Executed notebooks are a record of the run, not results: they change on every run.
+EXECUTED := runs/notebooks
+# FRESH=1 measures everything again instead of reusing finished results of the same config.
+RESULT_FILES := results/machine.json results/examples/dgemm_t1.json results/autotune.json results/seed_policy.json
 
-.PHONY: setup test reproduce smoke experiments figures lab calibrate score-examples bench-harness seed-model \
-	seed-report autotune compare clean
+.PHONY: setup test test-fast lint reproduce smoke experiments figures lab calibrate score-examples \
+	bench-harness seed-model seed-report autotune compare clean
 
 setup: $(STAMP)
 
@@ -33,66 +39,88 @@ $(STAMP): pyproject.toml
 	  $(BIN)/python -m pip install -q "$(TORCH_CPU)"; \
 	fi
 	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]"
+	$(BIN)/python -m ipykernel install --sys-prefix --name perfrl-lab --display-name "perfRL lab" >/dev/null
 	@touch $@
 
-test: $(STAMP)
+# The house checks: layers contract, lint, format.
+lint: $(STAMP)
+	$(BIN)/lint-imports
+	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests
+
+test: lint
 	$(BIN)/python -m pytest
 
-# The whole pipeline on the embedded default model.
-reproduce: seed-model calibrate score-examples autotune seed-report experiments
+# Under a minute: no training, no notebooks, no full kernel corpus.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow"
 
-# Baseline -> GRPO -> GRPO+SQD -> figures through papermill; executed notebooks are kept beside the results.
+# The whole pipeline on the embedded default model. Finished results of the same config are
+# reused (so the committed results regenerate unchanged); FRESH=1 measures everything again.
+reproduce: $(if $(FRESH),fresh) seed-model $(RESULT_FILES) experiments
+
+fresh: $(STAMP)
+	rm -f $(RESULT_FILES) results/examples/*.json
+	$(BIN)/python -c "import sys; from lab.config import load_config; \
+	  [print(e.out_dir / 'metrics.json') for e in load_config('$(CONFIG)').experiments.values()]" | xargs rm -f
+
+# Baseline -> GRPO -> GRPO+SQD -> figures, each notebook run by papermill with the config's path.
 experiments: $(SEED_MODEL)/config.json
-	@mkdir -p results/notebooks
+	@mkdir -p $(EXECUTED)
 	@for nb in $(NOTEBOOKS); do \
-	  $(PAPERMILL) notebooks/$$nb.ipynb results/notebooks/$$nb.ipynb -f configs/default.yaml || exit 1; done
+	  $(PAPERMILL) notebooks/$$nb.ipynb $(EXECUTED)/$$nb.ipynb -p config $(CONFIG) || exit 1; done
 
-# GRPO-only vs GRPO+SQD, three seeds each at the default budget (about 15 minutes on 2 cores);
-# writes results/compare/, results/comparison.json and results/figures/comparison.png.
+# Redraw every figure from results JSON alone.
+figures: $(STAMP)
+	@mkdir -p $(EXECUTED)
+	$(PAPERMILL) notebooks/04_figures.ipynb $(EXECUTED)/04_figures.ipynb -p config $(CONFIG)
+
+# GRPO-only vs GRPO+SQD, three seeds each at the config's budget (about 15 minutes on 2 cores).
 compare: $(SEED_MODEL)/config.json
-	$(BIN)/lab compare --config configs/default.yaml --seeds 0 1 2
+	$(BIN)/lab compare --config $(CONFIG) --seeds 0 1 2
 
-# The same pipeline with tiny budgets and a tiny model (a few minutes).
+# The same notebooks with configs/smoke.yaml and a small model (a few minutes).
 smoke: $(SMOKE_MODEL)/config.json
 	@rm -rf runs/smoke && mkdir -p runs/smoke/notebooks
 	@for nb in $(NOTEBOOKS); do \
-	  $(PAPERMILL) notebooks/$$nb.ipynb runs/smoke/notebooks/$$nb.ipynb -f configs/smoke.yaml || exit 1; done
+	  $(PAPERMILL) notebooks/$$nb.ipynb runs/smoke/notebooks/$$nb.ipynb -p config configs/smoke.yaml || exit 1; done
 
 $(SMOKE_MODEL)/config.json: | $(STAMP)
 	$(BIN)/lab seed-model --preset smoke --out $(SMOKE_MODEL)
 
-# Redraw every figure from results/*/ JSON alone.
-figures: $(STAMP)
-	$(PAPERMILL) notebooks/04_figures.ipynb results/notebooks/04_figures.ipynb -f configs/default.yaml
-
-# JupyterLab on the notebooks, with the project's environment as the kernel.
+# JupyterLab at the repository root with the project's kernel; no browser where there is no
+# display. As root (CI, containers) it needs --allow-root. JUPYTER_ARGS adds server options.
+NO_BROWSER := $(if $(DISPLAY)$(WAYLAND_DISPLAY),,--no-browser)
+AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: $(STAMP)
-	$(BIN)/python -m pip install -q -e ".[notebook]"
-	$(BIN)/python -m ipykernel install --sys-prefix --name perfrl-lab --display-name "perfRL lab"
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" --port=$(PORT) --ServerApp.port_retries=0 \
+	  $(NO_BROWSER) $(AS_ROOT) $(JUPYTER_ARGS)
 
-# The embedded default policy, built once (about 5 minutes on 2 cores).
+# The embedded default policy, built once (about 6 minutes on 2 cores).
 seed-model: $(SEED_MODEL)/config.json
 
 $(SEED_MODEL)/config.json: | $(STAMP)
 	$(BIN)/lab seed-model --out $(SEED_MODEL)
 
-seed-report: $(SEED_MODEL)/config.json
-	$(BIN)/lab seed-report --model $(SEED_MODEL) --out results/seed_policy.json
+seed-report: results/seed_policy.json
+results/seed_policy.json: | $(SEED_MODEL)/config.json
+	$(BIN)/lab seed-report --model $(SEED_MODEL) --out $@
 
-autotune: $(STAMP)
-	$(BIN)/lab autotune --problem dgemm --out results/autotune.json
+autotune: results/autotune.json
+results/autotune.json: | $(STAMP)
+	$(BIN)/lab autotune --problem dgemm --out $@
 
-calibrate: $(STAMP)
-	$(BIN)/lab calibrate --out results/machine.json
+calibrate: results/machine.json
+results/machine.json: | $(STAMP)
+	$(BIN)/lab calibrate --out $@
 
-score-examples: $(STAMP)
-	rm -rf results/examples
+score-examples: results/examples/dgemm_t1.json
+results/examples/dgemm_t1.json: | $(STAMP)
 	$(BIN)/lab score-examples --no-cache --threads 1 --out results/examples
 	$(BIN)/lab score-examples --no-cache --threads 2 --out results/examples
 
 bench-harness: $(STAMP)
-	$(BIN)/python -m lab.bench_harness --out results/bench_harness.json
+	$(BIN)/python -m lab.analysis.bench_harness --out results/bench_harness.json
 
 clean:
 	rm -rf .cache build runs

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lab import sandbox
+from lab.harness import sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = ROOT / "tests" / "kernels"
@@ -26,7 +26,7 @@ def live_sandbox_processes() -> list[int]:
 @pytest.fixture(scope="session")
 def smoke_policy(tmp_path_factory) -> Path:
     """The smoke-preset seed policy, built once per test session (tiny: trains in seconds)."""
-    from lab.seed_policy.pretrain import SMOKE, build_seed_model
+    from lab.policy.seed_policy.pretrain import SMOKE, build_seed_model
 
     out = tmp_path_factory.mktemp("policy") / "smoke"
     build_seed_model(out, SMOKE, progress=False)

@@ -1,4 +1,4 @@
-"""The `lab` command line: exact interface of score, score-batch, exit codes."""
+"""The `lab` command line: exact interface of run, score, score-batch, exit codes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
+from lab.config import ExperimentConfig
 from tests.conftest import EXAMPLES, KERNELS, ROOT
 
 NAIVE = EXAMPLES / "dgemm" / "examples" / "naive.c"
@@ -15,17 +17,31 @@ FAST_FLAGS = ["--n", "96"]
 
 
 def lab(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "lab.cli", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "lab.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
 
 
 def test_score_json_last_line_is_the_result():
     out = lab("score", str(NAIVE), "--problem", "dgemm", *FAST_FLAGS, "--json")
     assert out.returncode == 0, out.stderr
     record = json.loads(out.stdout.strip().splitlines()[-1])
-    for key in ("status", "reward", "gflops", "baseline_gflops", "speedup", "time_s", "detail"):
+    for key in (
+        "status",
+        "reward",
+        "gflops",
+        "baseline_gflops",
+        "speedup",
+        "time_s",
+        "detail",
+        "host",
+        "machine",
+        "isolation",
+    ):
         assert key in record
     assert record["status"] == "ok" and record["gflops"] > 0 and record["n"] == 96
+    assert record["reward"] == record["gflops"]  # the default reward: GFLOPS of correct code
+    assert record["host"] and record["machine"] and record["isolation"] in ("namespaces", "rlimits")
 
 
 def test_score_failing_kernel_still_exits_zero():
@@ -40,12 +56,15 @@ def test_score_chat_completion_file():
     assert out.returncode == 0 and out.stdout.startswith("ok")
 
 
-@pytest.mark.parametrize("args, message", [
-    (["score", "missing.c"], "no such file: missing.c"),
-    (["score", str(NAIVE), "--problem", "nope"], "unknown problem 'nope'"),
-    (["score", str(NAIVE), "--threads", "0"], "must be positive"),
-    (["score"], "required"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["score", "missing.c"], "no such file: missing.c"),
+        (["score", str(NAIVE), "--problem", "nope"], "unknown problem 'nope'"),
+        (["score", str(NAIVE), "--threads", "0"], "must be positive"),
+        (["score"], "required"),
+    ],
+)
 def test_bad_usage_is_one_clear_line(args, message):
     out = lab(*args)
     assert out.returncode == 2
@@ -69,6 +88,7 @@ def test_score_batch_joins_results_by_id(tmp_path):
     assert [r["id"] for r in rows] == ["a", "b", "c", "d"]
     assert [r["status"] for r in rows] == ["ok", "format_error", "ok", "ok"]
     assert rows[2]["problem"] == "dgemv" and rows[3]["cached"]
+    assert rows[1]["reward"] == -100.0 and rows[0]["reward"] == rows[0]["gflops"] == rows[3]["gflops"]
 
 
 def test_score_batch_rejects_bad_jsonl(tmp_path):
@@ -76,3 +96,40 @@ def test_score_batch_rejects_bad_jsonl(tmp_path):
     src.write_text('{"id": 1, "completion": "x"}\nnot json\n')
     out = lab("score-batch", str(src), "--out", str(tmp_path / "o.jsonl"))
     assert out.returncode == 2 and "bad.jsonl:2: not JSON" in out.stderr
+
+
+def test_run_dry_run_prints_the_resolved_config():
+    out = lab(
+        "run",
+        "--config",
+        "configs/smoke.yaml",
+        "--experiment",
+        "grpo_sqd",
+        "--set",
+        "train.steps=5",
+        "--set",
+        "experiments.grpo_sqd.sqd.empty_weight=3.0",
+        "--dry-run",
+    )
+    assert out.returncode == 0, out.stderr
+    resolved = yaml.safe_load(out.stdout)
+    cfg = ExperimentConfig.from_dict(resolved)  # what it prints is a complete, valid experiment
+    assert cfg.name == "grpo_sqd" and cfg.kind == "grpo" and cfg.model == "models/seed-policy-smoke"
+    assert cfg.train.steps == 5 and cfg.train.group_size == 4 and cfg.measure.n == 64  # smoke over default
+    assert cfg.sqd.steps_per_stage == 1 and cfg.sqd.empty_weight == 3.0
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--experiment", "nope"], "no experiment 'nope'"),
+        (["--experiment", "grpo", "--set", "train.steps=0"], "train.steps"),
+        (["--experiment", "grpo", "--set", "train.stepz=3"], "unknown key"),
+        (["--experiment", "grpo", "--set", "steps"], "expected key.path=value"),
+    ],
+)
+def test_run_reports_a_bad_config_in_one_line(args, message):
+    out = lab("run", "--config", "configs/smoke.yaml", *args, "--dry-run")
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and lines[0].startswith("lab: error:")

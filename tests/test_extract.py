@@ -1,11 +1,11 @@
-"""lab.extract: completion text -> the C source defining the required function, or FormatError."""
+"""lab.harness.extract: completion text -> the C source defining the required function, or FormatError."""
 
 from __future__ import annotations
 
 import pytest
 
-from lab.extract import FormatError, code_blocks, extract_source
-from lab.problems import load_problem
+from lab.harness.extract import FormatError, code_blocks, extract_source
+from lab.harness.problems import load_problem
 
 DGEMM = load_problem("dgemm").signature
 DGEMV = load_problem("dgemv").signature
@@ -155,8 +155,10 @@ def test_wrong_block_then_right_block():
 
 
 def test_dgemv_signature():
-    code = "void dgemv(int n, const double *restrict A, const double *restrict x, double *restrict y) {\n" \
-           "    for (int i = 0; i < n; i++) { double s = 0; for (int j = 0; j < n; j++) s += A[i*n+j] * x[j]; y[i] = s; }\n}\n"
+    code = (
+        "void dgemv(int n, const double *restrict A, const double *restrict x, double *restrict y) {\n"
+        "    for (int i = 0; i < n; i++) { double s = 0; for (int j = 0; j < n; j++) s += A[i*n+j] * x[j]; y[i] = s; }\n}\n"
+    )
     assert extract_source(fenced(code), DGEMV) == code
 
 

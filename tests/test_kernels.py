@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from lab.evaluate import EvalConfig, evaluate_batch
+from lab.config import MeasureConfig
+from lab.harness.evaluate import evaluate_batch
 from tests.conftest import EXAMPLES, KERNELS, live_sandbox_processes
 
+pytestmark = pytest.mark.slow  # scores the whole kernel corpus
+
 # Small budgets: classification needs correctness checks, not precise timing.
-CORPUS_CONFIG = EvalConfig(n=128, min_time_s=0.02, min_reps=3, baseline_min_time_s=0.01,
-                           run_timeout_s=4.0, cache=False)
+CORPUS_CONFIG = MeasureConfig(n=128, min_time_s=0.02, min_reps=3, baseline_min_time_s=0.01, run_timeout_s=4.0)
 _EXPECT = re.compile(r"expect:\s*(\w+)(?:\s+problem:\s*(\w+))?")
 
 
@@ -45,8 +47,9 @@ def scored():
         by_problem.setdefault(expectation(f)[1], []).append(f)
     results = {}
     for problem, group in by_problem.items():
-        for f, r in zip(group, evaluate_batch([f.read_text() for f in group], problem, CORPUS_CONFIG,
-                                              progress=False)):
+        for f, r in zip(
+            group, evaluate_batch([f.read_text() for f in group], problem, CORPUS_CONFIG, cache=False, progress=False)
+        ):
             results[f] = r
     return results
 
@@ -76,7 +79,7 @@ def test_legit_kernel(path, scored):
 def test_optimized_beats_naive_by_a_wide_margin():
     naive = (EXAMPLES / "dgemm" / "examples" / "naive.c").read_text()
     fast = (EXAMPLES / "dgemm" / "examples" / "packed_avx512_omp.c").read_text()
-    config = EvalConfig(n=256, min_time_s=0.2, cache=False)
-    slow_r, fast_r = evaluate_batch([naive, fast], "dgemm", config, progress=False)
+    config = MeasureConfig(n=256, min_time_s=0.2)
+    slow_r, fast_r = evaluate_batch([naive, fast], "dgemm", config, cache=False, progress=False)
     assert slow_r.status == fast_r.status == "ok"
     assert fast_r.gflops > 5 * slow_r.gflops, (fast_r.gflops, slow_r.gflops)

@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from lab.metrics import pass_at_k, speedup_at_k, summarize
+from lab.analysis.metrics import pass_at_k, speedup_at_k, summarize
 
 
 def brute_pass(outcomes, k):
@@ -20,8 +20,9 @@ def brute_speedup(values, k):
     return sum(max(s) for s in subsets) / len(subsets)
 
 
-@pytest.mark.parametrize("n, c, k, expected", [(4, 2, 2, 5 / 6), (10, 0, 5, 0.0), (10, 10, 1, 1.0), (5, 1, 1, 0.2),
-                                               (5, 4, 2, 1.0)])
+@pytest.mark.parametrize(
+    "n, c, k, expected", [(4, 2, 2, 5 / 6), (10, 0, 5, 0.0), (10, 10, 1, 1.0), (5, 1, 1, 0.2), (5, 4, 2, 1.0)]
+)
 def test_pass_at_k_hand_values(n, c, k, expected):
     assert pass_at_k(n, c, k) == pytest.approx(expected)
 
@@ -72,12 +73,13 @@ def test_summarize():
 
 
 def test_archive_figures_draw_an_empty_archive_and_skip_runs_without_one(tmp_path):
-    from lab.plots import archive_heatmap, coverage_over_steps, technique_usage
+    from lab.analysis.plots import archive_heatmap, coverage_over_steps, technique_usage
 
     empty = {"coverage": 0.0, "qd_score": 0.0, "cells_filled": 0, "best": None, "cells": {}, "stage_history": None}
-    results = {"baseline": {"metrics": {}, "samples": [{"status": "wrong_result"}], "train_log": []},
-               "grpo": {"metrics": {"archive": empty}, "samples": [],
-                        "train_log": [{"step": 1, "archive": {"dgemm": empty}}]}}
+    results = {
+        "baseline": {"metrics": {}, "samples": [{"status": "wrong_result"}], "train_log": []},
+        "grpo": {"metrics": {"archive": empty}, "samples": [], "train_log": [{"step": 1, "archive": {"dgemm": empty}}]},
+    }
     assert archive_heatmap(results, tmp_path).exists()
     assert coverage_over_steps(results, tmp_path).exists()
     assert technique_usage(results, tmp_path) is None  # no correct sample with techniques recorded

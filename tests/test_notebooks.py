@@ -1,47 +1,90 @@
-"""Every notebook runs under papermill with the smoke configuration (tiny model, tiny budgets)."""
+"""Every notebook runs under papermill with the smoke config, and the smoke run really exercises
+the pipeline: kernels that compile and pass, groups whose rewards differ, a learning update."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
+import re
 
+import nbformat
 import papermill as pm
 import pytest
-import yaml
 
+from lab.analysis.experiments import run_experiment
+from lab.config import load_config
 from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow
+NOTEBOOKS = ["01_baseline", "02_grpo", "03_grpo_sqd", "04_figures"]
 
 
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory, smoke_policy):
+    """configs/smoke.yaml with this session's smoke policy and private output folders."""
     base = tmp_path_factory.mktemp("smoke")
-    params = yaml.safe_load((ROOT / "configs" / "smoke.yaml").read_text())
-    params["model"] = str(smoke_policy)
-    params["results_dir"] = str(base / "results")
-    params["figures_dir"] = str(base / "results" / "figures")
-    params["grpo"]["runs_dir"] = params["grpo_sqd"]["runs_dir"] = str(base / "runs")
-    return base, params
+    config = base / "smoke.yaml"
+    config.write_text(
+        f"defaults: {ROOT / 'configs' / 'smoke.yaml'}\nmodel: {smoke_policy}\n"
+        f"results_dir: {base / 'results'}\nruns_dir: {base / 'runs'}\n"
+        f"figures_dir: {base / 'results' / 'figures'}\n"
+    )
+    return base, config
 
 
-@pytest.mark.parametrize("name", ["01_baseline", "02_grpo", "03_grpo_sqd", "04_figures"])
-def test_notebook_runs_with_the_smoke_config(name, smoke):
-    base, params = smoke
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_parameter_cells_hold_only_the_config_path_and_experiment(name):
+    nb = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
+    assert nb.metadata.kernelspec.name == "perfrl-lab"
+    params = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    assert len(params) == 1
+    assigned = set(re.findall(r"^(\w+)\s*=", params[0].source, re.M))
+    assert assigned == ({"config"} if name == "04_figures" else {"config", "experiment"})
+    assert "configs/default.yaml" in params[0].source
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_runs_with_the_smoke_config(name, smoke, caplog):
+    base, config = smoke
     out = base / f"{name}.ipynb"
-    pm.execute_notebook(str(ROOT / "notebooks" / f"{name}.ipynb"), str(out), parameters=params, cwd=str(ROOT),
-                        progress_bar=False, kernel_name="python3")
-    assert out.exists()
+    pm.execute_notebook(
+        str(ROOT / "notebooks" / f"{name}.ipynb"),
+        str(out),
+        parameters={"config": str(config)},
+        cwd=str(ROOT),
+        progress_bar=False,
+    )
+    assert "Passed unknown parameter" not in caplog.text
     results = base / "results"
     if name == "01_baseline":
         metrics = json.loads((results / "baseline" / "metrics.json").read_text())
         assert metrics["complete"] and metrics["n_samples"] == 4
-        for key in ("experiment", "model", "status_counts", "pass_at_1", "mean_gflops_ok", "median_gflops_ok",
-                    "best_gflops", "expected_speedup", "expected_speedup_ok", "speedup_at_k",
-                    "fraction_of_openblas_best", "openblas_gflops"):
+        for key in (
+            "experiment",
+            "model",
+            "status_counts",
+            "pass_at_1",
+            "mean_gflops_ok",
+            "median_gflops_ok",
+            "best_gflops",
+            "expected_speedup",
+            "expected_speedup_ok",
+            "speedup_at_k",
+            "fraction_of_openblas_best",
+            "openblas_gflops",
+            "host",
+            "machine",
+            "isolation",
+        ):
             assert key in metrics
-        assert json.loads((results / "baseline" / "config.json").read_text())["git_commit"]
+        saved = json.loads((results / "baseline" / "config.json").read_text())
+        assert saved["git_commit"] and saved["measure"]["n"] == 64 and saved["evaluation"]["samples"] == 4
     if name == "02_grpo":
-        assert len((results / "grpo" / "train_log.jsonl").read_text().splitlines()) == 2
-        assert json.loads((results / "grpo" / "metrics.json").read_text())["complete"]
+        log = [json.loads(line) for line in (results / "grpo" / "train_log.jsonl").read_text().splitlines()]
+        assert len(log) == 2 and json.loads((results / "grpo" / "metrics.json").read_text())["complete"]
+        # The smoke run exercises the pipeline: correct kernels, and a group whose rewards differ
+        # (a nonzero advantage, so the update is real).
+        assert sum(row["status_counts"].get("ok", 0) for row in log) >= 1
+        assert any(row["frac_reward_zero_std"] < 1 for row in log) and any(row["reward_std"] > 0 for row in log)
     if name == "03_grpo_sqd":
         log = [json.loads(line) for line in (results / "grpo_sqd" / "train_log.jsonl").read_text().splitlines()]
         # Step 2's prompts were drawn during step 1, still in stage 1.
@@ -52,34 +95,32 @@ def test_notebook_runs_with_the_smoke_config(name, smoke):
         assert (results / "grpo_sqd" / "archive.json").exists()
     if name == "04_figures":
         figures = {p.name for p in (results / "figures").glob("*.png")}
-        assert {"reward_curve.png", "status_over_steps.png", "status_breakdown.png", "metrics_table.png",
-                "archive_heatmap.png", "coverage_over_steps.png"} <= figures
+        assert {
+            "reward_curve.png",
+            "status_over_steps.png",
+            "status_breakdown.png",
+            "metrics_table.png",
+            "archive_heatmap.png",
+            "coverage_over_steps.png",
+        } <= figures
 
 
-def test_finished_experiments_are_skipped(smoke):
-    from lab.experiments import ExperimentConfig, run_baseline
-
-    base, params = smoke
-    cfg = ExperimentConfig.from_dict({**params["baseline"], "model": params["model"],
-                                      "results_dir": str(base / "skip")})
-    first = run_baseline(cfg)
+def test_finished_experiments_are_reused_unless_the_config_changes(smoke):
+    base, config = smoke
+    cfg = load_config(config, [f"results_dir={base / 'reuse'}"]).experiment("baseline")
+    first = run_experiment(cfg)
     mtime = (cfg.out_dir / "samples.jsonl").stat().st_mtime_ns
-    assert run_baseline(cfg) == first and (cfg.out_dir / "samples.jsonl").stat().st_mtime_ns == mtime
-    # Results made by another commit (e.g. committed ones in a fresh clone) are made again.
+    assert run_experiment(cfg) == first and (cfg.out_dir / "samples.jsonl").stat().st_mtime_ns == mtime
+    # Another commit (a fresh clone of the committed results) reuses them: only the config counts.
     saved = json.loads((cfg.out_dir / "config.json").read_text())
     (cfg.out_dir / "config.json").write_text(json.dumps({**saved, "git_commit": "0" * 40}))
-    run_baseline(cfg)
+    assert run_experiment(cfg) == first
+    # Another config under the same name runs again; so does an explicit overwrite.
+    changed = load_config(config, [f"results_dir={base / 'reuse'}", "evaluation.temperature=0.5"]).experiment(
+        "baseline"
+    )
+    run_experiment(changed)
+    assert json.loads((cfg.out_dir / "config.json").read_text())["evaluation"]["temperature"] == 0.5
+    mtime = (cfg.out_dir / "samples.jsonl").stat().st_mtime_ns
+    run_experiment(changed, overwrite=True)
     assert (cfg.out_dir / "samples.jsonl").stat().st_mtime_ns != mtime
-    assert json.loads((cfg.out_dir / "config.json").read_text())["git_commit"] == saved["git_commit"]
-    # So are results of another config under the same name.
-    run_baseline(dataclasses.replace(cfg, temperature=0.5))
-    assert json.loads((cfg.out_dir / "config.json").read_text())["temperature"] == 0.5
-
-
-def test_unknown_parameters_are_rejected():
-    from lab.experiments import ExperimentConfig
-
-    with pytest.raises(ValueError, match="unknown experiment parameter"):
-        ExperimentConfig.from_dict({"experiment": "x", "sampels": 3})
-    with pytest.raises(ValueError, match="unknown train parameter"):
-        ExperimentConfig.from_dict({"experiment": "x", "train": {"stpes": 3}})

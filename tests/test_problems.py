@@ -1,4 +1,4 @@
-"""lab.problems: problem specs, the flop-formula compiler, and the input generator, which must
+"""lab.harness.problems: problem specs, the flop-formula compiler, and the input generator, which must
 reproduce harness/bench.h's bench_fill() bit for bit (checked against the compiled C code).
 """
 
@@ -9,7 +9,15 @@ import subprocess
 import numpy as np
 import pytest
 
-from lab.problems import HARNESS_DIR, UnknownProblem, _compile_flops, generate, list_problems, load_problem
+from lab import paths
+from lab.harness.problems import (
+    UnknownProblem,
+    _compile_flops,
+    generate,
+    harness_fingerprint,
+    list_problems,
+    load_problem,
+)
 
 # bench.h supplies main(); rename it and stub the problem hooks so that a main of our own
 # can print bench_fill() output as exact hex floats.
@@ -43,15 +51,17 @@ int main(int argc, char **argv) {{
 def c_generator(tmp_path_factory):
     """Path of a compiled program: `gen SEED STREAM COUNT` prints bench_fill's values with %a."""
     tmp = tmp_path_factory.mktemp("gen")
-    (tmp / "gen.c").write_text(GEN_MAIN.format(bench_h=HARNESS_DIR / "bench.h"))
-    subprocess.run(["gcc", "-O2", "-fopenmp", "gen.c", "-o", "gen", "-lm"], cwd=tmp, check=True,
-                   capture_output=True, text=True)
+    (tmp / "gen.c").write_text(GEN_MAIN.format(bench_h=paths.harness_dir() / "bench.h"))
+    subprocess.run(
+        ["gcc", "-O2", "-fopenmp", "gen.c", "-o", "gen", "-lm"], cwd=tmp, check=True, capture_output=True, text=True
+    )
     return tmp / "gen"
 
 
 def c_fill(gen, seed: int, stream: int, count: int) -> np.ndarray:
-    out = subprocess.run([str(gen), str(seed), str(stream), str(count)], check=True, capture_output=True,
-                         text=True).stdout
+    out = subprocess.run(
+        [str(gen), str(seed), str(stream), str(count)], check=True, capture_output=True, text=True
+    ).stdout
     return np.array([float.fromhex(v) for v in out.split()], dtype=np.float64)
 
 
@@ -79,13 +89,31 @@ def test_load_problem_fields():
     assert [a.name for a in p.inputs] == ["A", "x"] and p.output.name == "y"
     assert p.inputs[0].dims(5) == (5, 5) and p.inputs[1].dims(5) == (5,)
     assert "stdio.h" not in p.allowed_headers and "immintrin.h" in p.allowed_headers
-    assert p.driver_path == HARNESS_DIR / "dgemv" / "driver.c"
+    assert p.driver_path == paths.harness_dir() / "dgemv" / "driver.c"
     assert load_problem("dgemv") is p  # cached
 
 
 def test_fingerprints_differ_between_problems_and_are_stable():
     assert load_problem("dgemm").fingerprint() == load_problem("dgemm").fingerprint()
     assert load_problem("dgemm").fingerprint() != load_problem("dgemv").fingerprint()
+    assert harness_fingerprint() == harness_fingerprint()
+
+
+def test_the_harness_folder_is_read_at_call_time(tmp_path, monkeypatch):
+    """LAB_HARNESS_DIR, set after import, decides where problems come from."""
+    import shutil
+
+    shutil.copytree(paths.harness_dir() / "dgemv", tmp_path / "dgemv")
+    shutil.copy(paths.harness_dir() / "bench.h", tmp_path / "bench.h")
+    monkeypatch.setenv("LAB_HARNESS_DIR", str(tmp_path))
+    load_problem.cache_clear()
+    try:
+        assert paths.harness_dir() == tmp_path and list_problems() == ["dgemv"]
+        assert load_problem("dgemv").root == tmp_path / "dgemv"
+        with pytest.raises(UnknownProblem):
+            load_problem("dgemm")
+    finally:
+        load_problem.cache_clear()
 
 
 def test_flops():
@@ -98,24 +126,33 @@ def test_flops():
 # ---- the flop-formula compiler --------------------------------------------------------
 
 
-@pytest.mark.parametrize(("expr", "n", "expected"), [
-    ("2 * n**3", 4, 128), ("n * (n + 1) // 2", 10, 55), ("-n + 3 * n - 1.5", 2, 2.5), ("n / 4", 2, 0.5),
-])
+@pytest.mark.parametrize(
+    ("expr", "n", "expected"),
+    [
+        ("2 * n**3", 4, 128),
+        ("n * (n + 1) // 2", 10, 55),
+        ("-n + 3 * n - 1.5", 2, 2.5),
+        ("n / 4", 2, 0.5),
+    ],
+)
 def test_flops_formula_arithmetic(expr, n, expected):
     assert _compile_flops(expr)(n) == expected
 
 
-@pytest.mark.parametrize("expr", [
-    "__import__('os')",
-    "__import__('os').system('true')",
-    "abs(n)",
-    "m * 2",
-    "n.bit_length()",
-    "n.real",
-    "(lambda: 1)()",
-    "[n][0]",
-    "n if n else 1",
-])
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "__import__('os')",
+        "__import__('os').system('true')",
+        "abs(n)",
+        "m * 2",
+        "n.bit_length()",
+        "n.real",
+        "(lambda: 1)()",
+        "[n][0]",
+        "n if n else 1",
+    ],
+)
 def test_flops_formula_rejects_names_calls_and_other_syntax(expr):
     with pytest.raises(ValueError, match="only arithmetic on n"):
         _compile_flops(expr)
@@ -138,14 +175,17 @@ def test_flops_formula_syntax_error():
 # ---- generate() against the C generator -----------------------------------------------
 
 
-@pytest.mark.parametrize(("seed", "stream", "count"), [
-    (1, 0, 17),
-    (1, 1, 17),
-    (0, 0, 5),
-    (1000003 * 42 + 6, 2, 300),
-    (2**64 - 1, 0, 33),
-    (2**63 + 12345, 7, 64),
-])
+@pytest.mark.parametrize(
+    ("seed", "stream", "count"),
+    [
+        (1, 0, 17),
+        (1, 1, 17),
+        (0, 0, 5),
+        (1000003 * 42 + 6, 2, 300),
+        (2**64 - 1, 0, 33),
+        (2**63 + 12345, 7, 64),
+    ],
+)
 def test_generate_matches_bench_fill_bit_for_bit(c_generator, seed, stream, count):
     want = c_fill(c_generator, seed, stream, count)
     got = generate(seed, stream, (count,))

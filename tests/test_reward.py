@@ -1,4 +1,4 @@
-"""lab.reward: penalty tiers, positive terms, and TRL-contract reward functions (with a fake evaluator)."""
+"""lab.rl.reward: penalty tiers, positive terms, and the TRL-contract HarnessReward (with a fake evaluator)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,11 @@ import math
 
 import pytest
 
-from lab.evaluate import EvalResult
-from lab.reward import STATUSES, RewardConfig, completion_text, make_reward_fn, reward_from_result
+from lab.config import STATUSES, MeasureConfig, RewardConfig
+from lab.harness.evaluate import EvalResult
+from lab.rl.reward import HarnessReward, completion_text, reward_from_result
+from lab.rl.sqd import TechniqueArchive
+from tests.conftest import EXAMPLES
 
 
 class FakeEvaluator:
@@ -16,14 +19,19 @@ class FakeEvaluator:
     def __init__(self, statuses: dict[str, str] | None = None):
         self.statuses = statuses or {}
         self.calls: list[tuple[list[str], str]] = []
+        self.configs: list[MeasureConfig] = []
 
-    def __call__(self, texts, problem):
+    def __call__(self, texts, problem, config):
         self.calls.append((list(texts), problem))
+        self.configs.append(config)
         out = []
         for t in texts:
             status = self.statuses.get(t, "ok")
-            out.append(EvalResult(status=status, gflops=float(len(t)), speedup=2.0) if status == "ok"
-                       else EvalResult(status=status))
+            out.append(
+                EvalResult(status=status, gflops=float(len(t)), speedup=2.0)
+                if status == "ok"
+                else EvalResult(status=status)
+            )
         return out
 
 
@@ -32,16 +40,27 @@ class FakeEvaluator:
 
 def test_default_penalties_match_the_tiers():
     assert RewardConfig().penalties == {
-        "format_error": -100.0, "forbidden": -100.0, "compile_error": -40.0,
-        "timeout": -30.0, "runtime_error": -20.0, "wrong_result": -10.0,
+        "format_error": -100.0,
+        "forbidden": -100.0,
+        "compile_error": -40.0,
+        "timeout": -30.0,
+        "runtime_error": -20.0,
+        "wrong_result": -10.0,
     }
     assert RewardConfig().positive == "gflops"
 
 
-@pytest.mark.parametrize(("status", "expected"), [
-    ("format_error", -100.0), ("forbidden", -100.0), ("compile_error", -40.0),
-    ("timeout", -30.0), ("runtime_error", -20.0), ("wrong_result", -10.0),
-])
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [
+        ("format_error", -100.0),
+        ("forbidden", -100.0),
+        ("compile_error", -40.0),
+        ("timeout", -30.0),
+        ("runtime_error", -20.0),
+        ("wrong_result", -10.0),
+    ],
+)
 def test_failure_status_reward(status, expected):
     r = reward_from_result(EvalResult(status=status), RewardConfig())
     assert r == expected and type(r) is float
@@ -55,8 +74,15 @@ def test_every_status_maps_to_a_float(status):
 
 def test_penalties_are_ordered_from_worst_to_mildest():
     p = RewardConfig().penalties
-    assert p["forbidden"] == p["format_error"] < p["compile_error"] < p["timeout"] < p["runtime_error"] \
-        < p["wrong_result"] < 0
+    assert (
+        p["forbidden"]
+        == p["format_error"]
+        < p["compile_error"]
+        < p["timeout"]
+        < p["runtime_error"]
+        < p["wrong_result"]
+        < 0
+    )
 
 
 def test_custom_penalties_are_used():
@@ -64,9 +90,14 @@ def test_custom_penalties_are_used():
     assert reward_from_result(EvalResult(status="timeout"), cfg) == -7.0
 
 
-@pytest.mark.parametrize(("positive", "expected"), [
-    ("gflops", 12.5), ("speedup", 6.0), ("log_speedup", math.log1p(6.0)),
-])
+@pytest.mark.parametrize(
+    ("positive", "expected"),
+    [
+        ("gflops", 12.5),
+        ("speedup", 6.0),
+        ("log_speedup", math.log1p(6.0)),
+    ],
+)
 def test_positive_terms(positive, expected):
     r = reward_from_result(EvalResult(status="ok", gflops=12.5, speedup=6.0), RewardConfig(positive=positive))
     assert r == pytest.approx(expected) and type(r) is float
@@ -79,13 +110,26 @@ def test_log_speedup_is_log1p():
 
 
 def test_invalid_positive_term_raises():
-    with pytest.raises(ValueError, match="unknown positive reward term 'time'"):
+    with pytest.raises(ValueError, match="'gflops', 'speedup' or 'log_speedup'"):
         RewardConfig(positive="time")
 
 
 def test_missing_penalties_raise():
-    with pytest.raises(ValueError, match="missing for: compile_error, timeout"):
+    with pytest.raises(ValueError, match=r"missing \['compile_error', 'timeout'\]"):
         RewardConfig(penalties={"format_error": -1.0, "forbidden": -1.0, "runtime_error": -1.0, "wrong_result": -1.0})
+
+
+def test_unknown_penalties_raise():
+    with pytest.raises(ValueError, match=r"unknown \['ok', 'typo'\]"):
+        RewardConfig(penalties={**RewardConfig().penalties, "typo": -1.0, "ok": 1.0})
+
+
+def test_speedup_terms_need_the_baseline():
+    no_baseline = EvalResult(status="ok", gflops=3.0, speedup=None)
+    assert reward_from_result(no_baseline, RewardConfig()) == 3.0
+    for positive in ("speedup", "log_speedup"):
+        with pytest.raises(ValueError, match="needs the baseline timed"):
+            reward_from_result(no_baseline, RewardConfig(positive=positive))
 
 
 def test_config_is_hashable_and_compares_by_value():
@@ -120,21 +164,22 @@ def test_completion_text_rejects_other_types(bad):
         completion_text(bad)
 
 
-# ---- make_reward_fn (TRL contract) ----------------------------------------------------
+# ---- HarnessReward (TRL contract) ----------------------------------------------------
 
 
 def test_reward_fn_plain_strings_keeps_length_and_order():
     fake = FakeEvaluator({"bad": "compile_error", "evil": "forbidden"})
-    fn = make_reward_fn("dgemm", evaluator=fake)
+    fn = HarnessReward("dgemm", evaluate=fake)
     rewards = fn(["abc", "bad", "abcdefg", "evil"])
     assert rewards == [3.0, -40.0, 7.0, -100.0]
     assert all(type(r) is float for r in rewards)
     assert fake.calls == [(["abc", "bad", "abcdefg", "evil"], "dgemm")]
+    assert [r.status for r in fn.last] == ["ok", "compile_error", "ok", "forbidden"]
 
 
 def test_reward_fn_chat_messages():
     fake = FakeEvaluator({"slow": "timeout"})
-    fn = make_reward_fn("dgemm", evaluator=fake)
+    fn = HarnessReward("dgemm", evaluate=fake)
     batch = [[{"role": "assistant", "content": "slow"}], [{"role": "assistant", "content": "fast!"}]]
     assert fn(batch) == [-30.0, 5.0]
     assert fake.calls == [(["slow", "fast!"], "dgemm")]
@@ -142,33 +187,89 @@ def test_reward_fn_chat_messages():
 
 def test_reward_fn_accepts_trl_keyword_arguments():
     fake = FakeEvaluator()
-    fn = make_reward_fn("dgemm", RewardConfig(positive="speedup"), evaluator=fake)
-    rewards = fn(completions=["x", "yy"], prompts=["p1", "p2"], completion_ids=[[1, 2], [3]],
-                 trainer_state=object(), some_dataset_column=["a", "b"])
+    fn = HarnessReward("dgemm", RewardConfig(positive="speedup"), evaluate=fake)
+    rewards = fn(
+        completions=["x", "yy"],
+        prompts=["p1", "p2"],
+        completion_ids=[[1, 2], [3]],
+        trainer_state=object(),
+        some_dataset_column=["a", "b"],
+    )
     assert rewards == [2.0, 2.0]
 
 
 def test_reward_fn_problem_column_routes_each_row():
     fake = FakeEvaluator({"v-bad": "wrong_result"})
-    fn = make_reward_fn("dgemm", evaluator=fake)
+    fn = HarnessReward("dgemm", evaluate=fake)
     texts = ["m1", "v-bad", "mm2", "vvv3", "m4"]
     problems = ["dgemm", "dgemv", "dgemm", "dgemv", "dgemm"]
     assert fn(texts, problem=problems) == [2.0, -10.0, 3.0, 4.0, 2.0]
     assert sorted(fake.calls, key=lambda c: c[1]) == [(["m1", "mm2", "m4"], "dgemm"), (["v-bad", "vvv3"], "dgemv")]
+    assert fn.last_problems == problems
 
 
 def test_reward_fn_problem_column_overrides_the_default():
     fake = FakeEvaluator()
-    fn = make_reward_fn("dgemm", evaluator=fake)
+    fn = HarnessReward("dgemm", evaluate=fake)
     fn(["a", "b"], problem=["dgemv", "dgemv"])
     assert fake.calls == [(["a", "b"], "dgemv")]
 
 
 def test_reward_fn_empty_batch():
     fake = FakeEvaluator()
-    assert make_reward_fn("dgemm", evaluator=fake)([]) == []
+    fn = HarnessReward("dgemm", evaluate=fake)
+    assert fn([]) == [] and fn.last == []
 
 
 def test_reward_fn_name_names_problem_and_term():
-    fn = make_reward_fn("dgemv", RewardConfig(positive="log_speedup"), evaluator=FakeEvaluator())
-    assert fn.__name__ == "dgemv_log_speedup_reward"
+    fn = HarnessReward("dgemv", RewardConfig(positive="log_speedup"), evaluate=FakeEvaluator())
+    assert fn.__name__ == "dgemv_log_speedup"
+
+
+def test_reward_fn_measures_as_its_measure_config_says():
+    fake = FakeEvaluator()
+    measure = MeasureConfig(n=48, threads=2, baseline=False)
+    HarnessReward("dgemm", measure=measure, evaluate=fake)(["a"])
+    HarnessReward("dgemm", evaluate=fake)(["b"])
+    assert fake.configs == [measure, MeasureConfig()]
+
+
+def test_results_are_the_verdicts_and_rewards_follow_the_reward_config():
+    """One set of EvalResults, rewarded under different RewardConfigs without measuring again."""
+    fake = FakeEvaluator({"bad": "runtime_error"})
+    fn = HarnessReward("dgemm", evaluate=fake)
+    results = fn.results(["abcd", "bad"])
+    assert [r.status for r in results] == ["ok", "runtime_error"] and results[0].gflops == 4.0
+    assert fake.calls == [(["abcd", "bad"], "dgemm")]
+    assert [reward_from_result(r, RewardConfig(positive="speedup")) for r in results] == [2.0, -20.0]
+    assert [reward_from_result(r, RewardConfig(positive="log_speedup")) for r in results] == [
+        pytest.approx(math.log1p(2.0)),
+        -20.0,
+    ]
+    assert len(fake.calls) == 1
+
+
+SIMD_OMP = (EXAMPLES / "dgemv" / "examples" / "avx512_omp.c").read_text()  # openmp, simd, unrolling
+NAIVE_DGEMV = (EXAMPLES / "dgemv" / "examples" / "naive.c").read_text()  # no technique
+
+
+def test_permitted_column_forbids_other_techniques_without_measuring():
+    fake = FakeEvaluator()
+    fn = HarnessReward("dgemv", evaluate=fake)
+    permitted = [["openmp"], ["openmp", "simd", "unrolling"], [], None]
+    rewards = fn([SIMD_OMP, SIMD_OMP, NAIVE_DGEMV, SIMD_OMP], permitted=permitted, row=[0, 1, 2, 3], stage=[1, 1, 0, 1])
+    assert [r.status for r in fn.last] == ["forbidden", "ok", "ok", "ok"]
+    assert rewards[0] == -100.0 and "simd" in fn.last[0].detail
+    assert fake.calls == [([SIMD_OMP, NAIVE_DGEMV, SIMD_OMP], "dgemv")]  # the forbidden one never reached it
+    assert fn.last_rows == [0, 1, 2, 3] and fn.last_stages == [1, 1, 0, 1]
+    assert fn.last_permitted[2] is not None and fn.last_permitted[3] is None and len(fn.last_permitted) == 4
+
+
+def test_archives_receive_correct_kernels_only():
+    fake = FakeEvaluator({NAIVE_DGEMV: "wrong_result", "no code at all": "format_error"})
+    archives = {"dgemv": TechniqueArchive()}
+    fn = HarnessReward("dgemv", archives=archives, evaluate=fake)
+    fn([SIMD_OMP, NAIVE_DGEMV, "no code at all"])
+    assert archives["dgemv"].stats()["cells_filled"] == 1
+    assert archives["dgemv"].best(frozenset({"openmp", "simd", "unrolling"})) == float(len(SIMD_OMP))
+    assert archives["dgemv"].best(frozenset()) is None

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from lab import sandbox
+from lab.harness import sandbox
 from tests.conftest import live_sandbox_processes, requires_root
 
 
@@ -31,10 +31,11 @@ def build(tmp_path: Path, name: str, body: str, uid: int) -> Path:
     work = tmp_path / name
     work.mkdir()
     src = work / "prog.c"
-    src.write_text("#define _GNU_SOURCE\n#include <errno.h>\n#include <fcntl.h>\n#include <signal.h>\n"
-                   "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <unistd.h>\n"
-                   "#include <sys/socket.h>\n#include <netinet/in.h>\n#include <arpa/inet.h>\n"
-                   + textwrap.dedent(body))
+    src.write_text(
+        "#define _GNU_SOURCE\n#include <errno.h>\n#include <fcntl.h>\n#include <signal.h>\n"
+        "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <unistd.h>\n"
+        "#include <sys/socket.h>\n#include <netinet/in.h>\n#include <arpa/inet.h>\n" + textwrap.dedent(body)
+    )
     subprocess.run(["gcc", "-O1", str(src), "-o", str(work / "prog")], check=True)
     sandbox.prepare_workdir(work, uid)
     return work
@@ -47,7 +48,10 @@ def run(work: Path, slot, *args: str, **limits) -> sandbox.RunOutcome:
 
 @requires_root
 def test_runs_as_unprivileged_uid_without_network(tmp_path, slot):
-    work = build(tmp_path, "id", """
+    work = build(
+        tmp_path,
+        "id",
+        """
         int main(void) {
             if (getuid() == 0 || geteuid() == 0) return 10;
             int s = socket(AF_INET, SOCK_STREAM, 0);
@@ -55,7 +59,9 @@ def test_runs_as_unprivileged_uid_without_network(tmp_path, slot):
             a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
             if (s >= 0 && connect(s, (struct sockaddr *)&a, sizeof a) == 0) return 11;
             return errno == ENETUNREACH ? 0 : 12;
-        }""", slot[1])
+        }""",
+        slot[1],
+    )
     out = run(work, slot)
     assert out.returncode == 0, out
 
@@ -67,13 +73,18 @@ def test_cannot_reach_a_listening_loopback_server(tmp_path, slot):
     server.listen(1)
     server.settimeout(0.5)
     port = server.getsockname()[1]
-    work = build(tmp_path, "net", f"""
+    work = build(
+        tmp_path,
+        "net",
+        f"""
         int main(void) {{
             int s = socket(AF_INET, SOCK_STREAM, 0);
             struct sockaddr_in a = {{.sin_family = AF_INET, .sin_port = htons({port})}};
             a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
             return connect(s, (struct sockaddr *)&a, sizeof a) == 0 ? 1 : 0;
-        }}""", slot[1])
+        }}""",
+        slot[1],
+    )
     out = run(work, slot)
     assert out.returncode == 0
     with pytest.raises(TimeoutError):
@@ -86,7 +97,10 @@ def test_writes_outside_workdir_do_not_land(tmp_path, slot):
     canary = Path("/tmp/lab_escape_canary_sandbox_write")
     canary.unlink(missing_ok=True)
     target = tmp_path / "outside.txt"
-    work = build(tmp_path, "write", f"""
+    work = build(
+        tmp_path,
+        "write",
+        f"""
         int main(void) {{
             int bad = 0;
             FILE *f = fopen("{canary}", "w");        /* private tmpfs: invisible outside */
@@ -96,7 +110,9 @@ def test_writes_outside_workdir_do_not_land(tmp_path, slot):
             FILE *g = fopen("inside.txt", "w");      /* its own workdir: allowed */
             if (!g) bad |= 4; else fclose(g);
             return bad;
-        }}""", slot[1])
+        }}""",
+        slot[1],
+    )
     out = run(work, slot)
     assert out.returncode == 0, out
     assert not canary.exists() and not target.exists() and not Path("/etc/lab_escape_canary").exists()
@@ -105,8 +121,13 @@ def test_writes_outside_workdir_do_not_land(tmp_path, slot):
 
 @requires_root
 def test_signalling_the_parent_is_refused(tmp_path, slot):
-    work = build(tmp_path, "kill", """
-        int main(void) { return kill(getppid(), SIGTERM) == 0 ? 1 : (errno == EPERM ? 0 : 2); }""", slot[1])
+    work = build(
+        tmp_path,
+        "kill",
+        """
+        int main(void) { return kill(getppid(), SIGTERM) == 0 ? 1 : (errno == EPERM ? 0 : 2); }""",
+        slot[1],
+    )
     out = run(work, slot)
     assert out.returncode == 0  # and this test process is still alive to check it
 
@@ -122,12 +143,17 @@ def test_infinite_loop_is_killed_at_the_wall_limit(tmp_path, slot):
 
 @requires_root
 def test_detached_children_are_killed(tmp_path, slot):
-    work = build(tmp_path, "fork", """
+    work = build(
+        tmp_path,
+        "fork",
+        """
         int main(void) {
             for (int i = 0; i < 4; i++)
                 if (fork() == 0) { setsid(); sleep(20); _exit(0); }   /* escapes the session */
             return 0;
-        }""", slot[1])
+        }""",
+        slot[1],
+    )
     out = run(work, slot)
     assert out.returncode == 0
     assert out.killed == 4 and out.survivors == 0
@@ -136,7 +162,10 @@ def test_detached_children_are_killed(tmp_path, slot):
 
 @requires_root
 def test_fork_bomb_is_bounded_and_cleaned_up(tmp_path, slot):
-    work = build(tmp_path, "bomb", """
+    work = build(
+        tmp_path,
+        "bomb",
+        """
         int main(void) {
             int made = 0;
             for (int i = 0; i < 2000; i++) {            /* bounded: at most 2000 tries */
@@ -145,27 +174,37 @@ def test_fork_bomb_is_bounded_and_cleaned_up(tmp_path, slot):
                 if (p > 0) made++;
             }
             return made < 100 ? 0 : 1;                  /* RLIMIT_NPROC stopped it early */
-        }""", slot[1])
+        }""",
+        slot[1],
+    )
     out = run(work, slot, processes=16)
     assert out.returncode == 0, out
     assert out.survivors == 0 and not live_sandbox_processes()
 
 
 def test_output_flood_is_capped(tmp_path, slot):
-    work = build(tmp_path, "flood", """
+    work = build(
+        tmp_path,
+        "flood",
+        """
         int main(void) {
             static char buf[65536];
             memset(buf, 'x', sizeof buf);
             for (int i = 0; i < 4096; i++) fwrite(buf, 1, sizeof buf, stdout);   /* 256 MiB */
             return 0;
-        }""", slot[1])
+        }""",
+        slot[1],
+    )
     out = run(work, slot, file_mb=1)
     assert out.signal == 25 or out.returncode != 0  # SIGXFSZ
     assert out.output_bytes <= 1024 * 1024 and len(out.output) <= sandbox.OUTPUT_KEEP_BYTES
 
 
 def test_memory_exhaustion_hits_the_limit(tmp_path, slot):
-    work = build(tmp_path, "mem", """
+    work = build(
+        tmp_path,
+        "mem",
+        """
         int main(void) {
             size_t total = 0;
             for (int i = 0; i < 64; i++) {              /* at most 16 GiB asked */
@@ -175,28 +214,39 @@ def test_memory_exhaustion_hits_the_limit(tmp_path, slot):
                 total += 256u << 20;
             }
             return 2;
-        }""", slot[1])
+        }""",
+        slot[1],
+    )
     out = run(work, slot, memory_mb=512)
     assert out.returncode == 0, out
 
 
 def test_cpu_affinity_is_the_slot(tmp_path, slot):
-    work = build(tmp_path, "aff", """
+    work = build(
+        tmp_path,
+        "aff",
+        """
         #include <sched.h>
         int main(void) { cpu_set_t s; sched_getaffinity(0, sizeof s, &s); printf("%d", CPU_COUNT(&s)); return 0; }""",
-                 slot[1])
+        slot[1],
+    )
     out = run(work, slot)
     assert out.output.strip() == str(len(slot[0]))
 
 
 def test_result_pipe_is_separate_from_output(tmp_path, slot):
-    work = build(tmp_path, "pipe", """
+    work = build(
+        tmp_path,
+        "pipe",
+        """
         int main(int argc, char **argv) {
             int fd = atoi(argv[1]);
             printf("status ok\\n");                    /* stdout never reaches the result */
             dprintf(fd, "status real\\n");
             return 0;
-        }""", slot[1])
+        }""",
+        slot[1],
+    )
     cores, uid = slot
     out = sandbox.run(["./prog", "{result_fd}"], work, sandbox.Limits(wall_s=5), cores, uid, want_result=True)
     assert out.result == b"status real\n" and "status ok" in out.output

@@ -11,16 +11,24 @@ from dataclasses import replace
 
 import pytest
 
-from lab.evaluate import EvalConfig, evaluate_batch
-from lab.prompts import permitted_in
-from lab.seed_policy.corpus import make_corpus
-from lab.seed_policy.generator import KernelSpec, applicable_defects, random_spec, render, sweep_specs
+from lab.config import MeasureConfig
+from lab.harness.evaluate import evaluate_batch
+from lab.policy.prompts import permitted_in
+from lab.policy.seed_policy.corpus import make_corpus
+from lab.policy.seed_policy.generator import KernelSpec, applicable_defects, random_spec, render, sweep_specs
 from lab.techniques import detect
 from tests.conftest import KERNELS, ROOT
 
-FAST = EvalConfig(n=64, odd_n=37, min_time_s=0.01, min_reps=2, baseline=False, run_timeout_s=10, cache=False)
-EXPECTED_FAILURE = {"syntax": "compile_error", "off_by_one": "wrong_result", "no_zero": "wrong_result",
-                    "no_tail": "wrong_result", "wrong_index": "wrong_result"}
+pytestmark = pytest.mark.slow  # builds and samples seed policies
+
+FAST = MeasureConfig(n=64, odd_n=37, min_time_s=0.01, min_reps=2, baseline=False, run_timeout_s=10.0)
+EXPECTED_FAILURE = {
+    "syntax": "compile_error",
+    "off_by_one": "wrong_result",
+    "no_zero": "wrong_result",
+    "no_tail": "wrong_result",
+    "wrong_index": "wrong_result",
+}
 
 
 def _specs() -> list[KernelSpec]:
@@ -45,7 +53,7 @@ def generated():
     results = {}
     for problem in ("dgemm", "dgemv"):
         group = [s for s in SPECS if s.problem == problem]
-        for s, r in zip(group, evaluate_batch([render(s) for s in group], problem, FAST, progress=False)):
+        for s, r in zip(group, evaluate_batch([render(s) for s in group], problem, FAST, cache=False, progress=False)):
             results[s] = r
     return results
 
@@ -89,30 +97,38 @@ def test_corpus_mix_and_conditioning():
     assert 0.65 <= len(conditioned) / len(corpus) <= 0.85
     respected = sum(set(e.techniques) <= set(e.permitted) for e in conditioned) / len(conditioned)
     assert respected >= 0.85
-    assert all(permitted_in(e.prompt) == (frozenset(e.permitted) if e.permitted is not None else None)
-               for e in corpus)
+    assert all(permitted_in(e.prompt) == (frozenset(e.permitted) if e.permitted is not None else None) for e in corpus)
     assert all("```c\n" in e.completion for e in corpus)
     assert make_corpus(50, seed=3) == make_corpus(50, seed=3)
 
 
 def test_corpus_is_identical_across_processes():
     """No per-process randomness (such as str hashing) may leak into the corpus."""
-    code = ("import hashlib; from lab.seed_policy.corpus import make_corpus; "
-            "print(hashlib.sha256(''.join(e.completion for e in make_corpus(400, 0)).encode()).hexdigest())")
-    digests = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                              env={**os.environ, "PYTHONHASHSEED": seed}).stdout
-               for seed in ("1", "2")}
+    code = (
+        "import hashlib; from lab.policy.seed_policy.corpus import make_corpus; "
+        "print(hashlib.sha256(''.join(e.completion for e in make_corpus(400, 0)).encode()).hexdigest())"
+    )
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("1", "2")
+    }
     assert len(digests) == 1
 
 
 def test_tokenizer_round_trips_c_source():
-    from lab.seed_policy.pretrain import train_tokenizer
+    from lab.policy.seed_policy.pretrain import train_tokenizer
 
     corpus = make_corpus(300, seed=1)
     tok = train_tokenizer([e.prompt for e in corpus] + [e.completion for e in corpus], 1024)
     texts = [e.completion for e in make_corpus(30, seed=99)]  # unseen by the tokenizer
     texts += [p.read_text() for p in sorted((KERNELS / "legit").iterdir())]
-    texts.append("int main() {\n\tprintf(\"héllo \\\\ wörld\\n\");\r\n  return 0; }  \n\n")
+    texts.append('int main() {\n\tprintf("héllo \\\\ wörld\\n");\r\n  return 0; }  \n\n')
     for text in texts:
         ids = tok(text, add_special_tokens=False)["input_ids"]
         assert tok.decode(ids) == text
@@ -120,13 +136,22 @@ def test_tokenizer_round_trips_c_source():
     assert chat == "<|user|>\nhi\n<|assistant|>\n"
 
 
-TINY = dict(examples=160, vocab_size=512, hidden_size=48, layers=1, heads=2, intermediate_size=96,
-            epochs=6.0, batch_size=16, learning_rate=3e-3)
+TINY = dict(
+    examples=160,
+    vocab_size=512,
+    hidden_size=48,
+    layers=1,
+    heads=2,
+    intermediate_size=96,
+    epochs=6.0,
+    batch_size=16,
+    learning_rate=3e-3,
+)
 
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):
-    from lab.seed_policy.pretrain import SeedConfig, build_seed_model
+    from lab.policy.seed_policy.pretrain import SeedConfig, build_seed_model
 
     out = tmp_path_factory.mktemp("seed") / "tiny"
     record = build_seed_model(out, SeedConfig(**TINY), progress=False)
@@ -137,7 +162,7 @@ def test_tiny_training_lowers_loss_and_changes_parameters(tiny_model):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaForCausalLM, set_seed
 
-    from lab.seed_policy.pretrain import SeedConfig, model_config
+    from lab.policy.seed_policy.pretrain import SeedConfig, model_config
 
     out, record = tiny_model
     assert record["loss_last"] < 0.9 * record["loss_first"]
@@ -153,7 +178,7 @@ def test_tiny_training_lowers_loss_and_changes_parameters(tiny_model):
 def test_build_is_deterministic_for_a_seed(tiny_model, tmp_path):
     from safetensors.torch import load_file
 
-    from lab.seed_policy.pretrain import SeedConfig, build_seed_model
+    from lab.policy.seed_policy.pretrain import SeedConfig, build_seed_model
 
     out, _ = tiny_model
     again = tmp_path / "again"
@@ -165,11 +190,10 @@ def test_build_is_deterministic_for_a_seed(tiny_model, tmp_path):
 
 def test_saved_tokenizer_loads_unchanged_through_autotokenizer(tiny_model):
     """AutoTokenizer must give back our tokenizer, not the architecture's default one."""
+    from tokenizers import Tokenizer
     from transformers import AutoTokenizer
 
-    from lab.seed_policy.pretrain import encode
-
-    from tokenizers import Tokenizer
+    from lab.policy.seed_policy.pretrain import encode
 
     out, _ = tiny_model
     loaded = AutoTokenizer.from_pretrained(out)
@@ -183,15 +207,29 @@ def test_saved_tokenizer_loads_unchanged_through_autotokenizer(tiny_model):
 
 
 def _lab(*args):
-    return subprocess.run([sys.executable, "-m", "lab.cli", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "lab.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
 
 
 def test_lab_sample_on_a_model_directory(tiny_model, tmp_path):
     out, _ = tiny_model
     samples = tmp_path / "s.jsonl"
-    proc = _lab("sample", "--model", str(out), "--problem", "dgemm", "--num", "4", "--permit", "simd,openmp",
-                "--max-new-tokens", "64", "--out", str(samples))
+    proc = _lab(
+        "sample",
+        "--model",
+        str(out),
+        "--problem",
+        "dgemm",
+        "--num",
+        "4",
+        "--permit",
+        "simd,openmp",
+        "--max-new-tokens",
+        "64",
+        "--out",
+        str(samples),
+    )
     assert proc.returncode == 0, proc.stderr
     rows = [json.loads(line) for line in samples.read_text().splitlines()]
     assert len(rows) == 4 and {r["id"] for r in rows} == {f"dgemm-0-{i}" for i in range(4)}
@@ -199,11 +237,14 @@ def test_lab_sample_on_a_model_directory(tiny_model, tmp_path):
     assert all(isinstance(r["completion"], str) for r in rows)
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--model", "no/such/dir/model"], "no model at no/such/dir/model"),
-    (["--model", "models/missing-policy"], "no model at models/missing-policy"),
-    (["--model", "x", "--permit", "magic"], "unknown technique(s) magic"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--model", "no/such/dir/model"], "no model at no/such/dir/model"),
+        (["--model", "models/missing-policy"], "no model at models/missing-policy"),
+        (["--model", "x", "--permit", "magic"], "unknown technique(s) magic"),
+    ],
+)
 def test_lab_sample_errors_are_one_line(args, message, tmp_path):
     proc = _lab("sample", *args, "--out", str(tmp_path / "o.jsonl"))
     assert proc.returncode == 2

@@ -6,9 +6,9 @@ from collections import Counter
 
 import pytest
 
-from lab.prompts import permitted_in
-from lab.sqd import (SQDConfig, SQDSchedule, StagedSampler, TechniqueArchive, descriptor, permission_violation,
-                     subsets_up_to)
+from lab.config import SQDConfig
+from lab.policy.prompts import permitted_in
+from lab.rl.sqd import SQDSchedule, StagedSampler, TechniqueArchive, descriptor, permission_violation, subsets_up_to
 from lab.techniques import TECHNIQUES, detect
 
 S = frozenset

@@ -1,4 +1,4 @@
-"""lab.static_check: the source, preprocessed-text and compiled-object checks of candidate code.
+"""lab.harness.static_check: the source, preprocessed-text and compiled-object checks of candidate code.
 
 The preprocessed and object checks run on real `gcc -E` / `gcc -c` output of small sources
 written to tmp_path, with the flags lab/build.py uses for candidates.
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from lab.problems import load_problem
-from lab.static_check import candidate_lines, check_object, check_preprocessed, check_source, strip_comments
+from lab.harness.problems import load_problem
+from lab.harness.static_check import candidate_lines, check_object, check_preprocessed, check_source, strip_comments
 
 DGEMM = load_problem("dgemm")
 CFLAGS = ["-O3", "-march=native", "-fopenmp"]
@@ -132,8 +132,10 @@ def test_variables_named_like_forbidden_functions_are_allowed():
     assert check_source(src, DGEMM) is None
 
 
-@pytest.mark.parametrize("name", ["cblas_dgemm", "dgemm_", "openblas_set_num_threads", "sgemv_", "daxpy_",
-                                  "LAPACKE_dgesv", "mkl_set_num_threads"])
+@pytest.mark.parametrize(
+    "name",
+    ["cblas_dgemm", "dgemm_", "openblas_set_num_threads", "sgemv_", "daxpy_", "LAPACKE_dgesv", "mkl_set_num_threads"],
+)
 def test_blas_names_are_forbidden(name):
     src = BODY.replace("double s = 0.0;", f"double s = 0.0; {name}(n);")
     assert_forbidden(check_source(src, DGEMM), f"BLAS ({name})")
@@ -161,16 +163,18 @@ def test_forbidden_attributes(attribute):
 
 
 def test_harmless_attributes_are_allowed():
-    src = ("__attribute__((noinline, hot)) static double dot(const double *a, const double *b) { return *a * *b; }\n"
-           "static double buf[8] __attribute__((aligned(64)));\n" + BODY)
+    src = (
+        "__attribute__((noinline, hot)) static double dot(const double *a, const double *b) { return *a * *b; }\n"
+        "static double buf[8] __attribute__((aligned(64)));\n" + BODY
+    )
     assert check_source(src, DGEMM) is None
 
 
 @pytest.mark.parametrize(
     "text",
     [
-        "/* system(\"rm -rf /\"); fork(); cblas_dgemm(); */",
-        "// exit(1); asm(\"syscall\"); __attribute__((constructor))",
+        '/* system("rm -rf /"); fork(); cblas_dgemm(); */',
+        '// exit(1); asm("syscall"); __attribute__((constructor))',
         'static const char *msg = "call fork() then exit(0) via cblas_dgemm";',
         "static const char c = '(';",
     ],
@@ -199,8 +203,13 @@ def preprocess(tmp_path: Path, source: str, **extra_files: str) -> str:
     for name, text in extra_files.items():
         (tmp_path / name).write_text(text)
     (tmp_path / "candidate.c").write_text(source)
-    subprocess.run(["gcc", *CFLAGS, "-E", "candidate.c", "-o", "candidate.i"], cwd=tmp_path, check=True,
-                   capture_output=True, text=True)
+    subprocess.run(
+        ["gcc", *CFLAGS, "-E", "candidate.c", "-o", "candidate.i"],
+        cwd=tmp_path,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return (tmp_path / "candidate.i").read_text()
 
 
@@ -210,8 +219,9 @@ def test_preprocessed_clean_kernel_passes(tmp_path):
 
 
 def test_token_pasting_is_caught_after_expansion(tmp_path):
-    src = ("#include <stdlib.h>\n#define P(a, b) a##b\n"
-           + BODY.replace("C[i * n + j] = s;", 'C[i * n + j] = s; P(sys, tem)("ls");'))
+    src = "#include <stdlib.h>\n#define P(a, b) a##b\n" + BODY.replace(
+        "C[i * n + j] = s;", 'C[i * n + j] = s; P(sys, tem)("ls");'
+    )
     assert check_source(src, DGEMM) is None  # the raw text never spells the name...
     text = preprocess(tmp_path, src)
     assert_forbidden(check_preprocessed(text, "candidate.c", DGEMM), "system")  # ...its expansion does
@@ -242,7 +252,10 @@ def test_headers_declaring_forbidden_functions_are_not_the_candidates_lines(tmp_
 
 
 def test_candidate_lines_returns_own_lines_and_direct_headers(tmp_path):
-    src = "#include <stdlib.h>\n#include <math.h>\n#define SQ(x) ((x) * (x))\nstatic double sq(double v) { return SQ(v); }\n" + BODY
+    src = (
+        "#include <stdlib.h>\n#include <math.h>\n#define SQ(x) ((x) * (x))\nstatic double sq(double v) { return SQ(v); }\n"
+        + BODY
+    )
     own, headers = candidate_lines(preprocess(tmp_path, src), "candidate.c")
     assert [Path(h).name for h in headers] == ["stdlib.h", "math.h"]
     assert all(h.startswith("/usr/") for h in headers)
@@ -253,8 +266,9 @@ def test_candidate_lines_returns_own_lines_and_direct_headers(tmp_path):
 
 
 def test_line_directive_cannot_hide_the_candidates_lines(tmp_path):
-    src = ("#include <stdlib.h>\n#define P(a, b) a##b\n#line 1 \"elsewhere.h\"\n"
-           + BODY.replace("C[i * n + j] = s;", 'C[i * n + j] = s; P(sys, tem)("ls");'))
+    src = '#include <stdlib.h>\n#define P(a, b) a##b\n#line 1 "elsewhere.h"\n' + BODY.replace(
+        "C[i * n + j] = s;", 'C[i * n + j] = s; P(sys, tem)("ls");'
+    )
     assert_forbidden(check_preprocessed(preprocess(tmp_path, src), "candidate.c", DGEMM), "system")
 
 
@@ -264,8 +278,13 @@ def test_line_directive_cannot_hide_the_candidates_lines(tmp_path):
 def compile_object(tmp_path: Path, source: str) -> Path:
     (tmp_path / "candidate.c").write_text(source)
     obj = tmp_path / "candidate.o"
-    subprocess.run(["gcc", *CFLAGS, *CANDIDATE_ONLY, "-c", "candidate.c", "-o", obj.name], cwd=tmp_path,
-                   check=True, capture_output=True, text=True)
+    subprocess.run(
+        ["gcc", *CFLAGS, *CANDIDATE_ONLY, "-c", "candidate.c", "-o", obj.name],
+        cwd=tmp_path,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return obj
 
 
@@ -312,31 +331,39 @@ def test_undeclared_function_reference_is_forbidden(tmp_path):
 
 
 def test_blas_reference_is_forbidden(tmp_path):
-    src = ("extern void dgemm_(const char *, const char *, const int *, const int *, const int *, const double *,"
-           " const double *, const int *, const double *, const int *, const double *, double *, const int *);\n"
-           "void dgemm(int n, const double *A, const double *B, double *C) {\n"
-           "    double one = 1.0, zero = 0.0;\n"
-           "    dgemm_(\"N\", \"N\", &n, &n, &n, &one, B, &n, A, &n, &zero, C, &n);\n}\n")
+    src = (
+        "extern void dgemm_(const char *, const char *, const int *, const int *, const int *, const double *,"
+        " const double *, const int *, const double *, const int *, const double *, double *, const int *);\n"
+        "void dgemm(int n, const double *A, const double *B, double *C) {\n"
+        "    double one = 1.0, zero = 0.0;\n"
+        '    dgemm_("N", "N", &n, &n, &n, &one, B, &n, A, &n, &zero, C, &n);\n}\n'
+    )
     assert_forbidden(check_object(compile_object(tmp_path, src), DGEMM), "BLAS (dgemm_)")
 
 
 def test_indirect_call_through_volatile_pointer_is_forbidden(tmp_path):
-    src = ("static void fill(double *C, int n) { for (int i = 0; i < n * n; i++) C[i] = 0.0; }\n"
-           "static void (*volatile fp)(double *, int) = fill;\n"
-           "void dgemm(int n, const double *A, const double *B, double *C) { (void)A; (void)B; fp(C, n); }\n")
+    src = (
+        "static void fill(double *C, int n) { for (int i = 0; i < n * n; i++) C[i] = 0.0; }\n"
+        "static void (*volatile fp)(double *, int) = fill;\n"
+        "void dgemm(int n, const double *A, const double *B, double *C) { (void)A; (void)B; fp(C, n); }\n"
+    )
     v = check_object(compile_object(tmp_path, src), DGEMM)
     assert_forbidden(v, "indirect branches")
     assert "call" in v.detail or "jmp" in v.detail
 
 
 def test_constructor_section_is_caught_by_the_object_check_alone(tmp_path):
-    src = ("static volatile int ready;\n__attribute__((constructor)) static void init(void) { ready = 1; }\n"
-           + BODY.replace("double s = 0.0;", "double s = ready;"))
+    src = (
+        "static volatile int ready;\n__attribute__((constructor)) static void init(void) { ready = 1; }\n"
+        + BODY.replace("double s = 0.0;", "double s = ready;")
+    )
     assert_forbidden(check_object(compile_object(tmp_path, src), DGEMM), "has section .init_array")
 
 
 def test_ifunc_is_forbidden(tmp_path):
-    src = ("static void impl(int n, const double *A, const double *B, double *C) { C[0] = A[0] * B[0] * n; }\n"
-           "static void *resolve(void) { return (void *)impl; }\n"
-           "void dgemm(int n, const double *A, const double *B, double *C) __attribute__((ifunc(\"resolve\")));\n")
+    src = (
+        "static void impl(int n, const double *A, const double *B, double *C) { C[0] = A[0] * B[0] * n; }\n"
+        "static void *resolve(void) { return (void *)impl; }\n"
+        'void dgemm(int n, const double *A, const double *B, double *C) __attribute__((ifunc("resolve")));\n'
+    )
     assert_forbidden(check_object(compile_object(tmp_path, src), DGEMM), "ifunc")

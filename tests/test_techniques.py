@@ -205,5 +205,5 @@ def test_does_not_detect(technique, source):
 
 
 def test_comments_and_strings_do_not_count():
-    text = NAIVE.replace("double s = 0;", 'double s = 0; /* #pragma omp parallel for _mm256_add_pd */')
+    text = NAIVE.replace("double s = 0;", "double s = 0; /* #pragma omp parallel for _mm256_add_pd */")
     assert detect(text) == set()

@@ -13,12 +13,23 @@ import time
 
 import pytest
 
-from lab.evaluate import EvalConfig
-from lab.reward import RewardConfig
-from lab.train import HarnessReward, TrainConfig, build_trainer
+from lab.config import EvaluationConfig, ExperimentConfig, MeasureConfig, RewardConfig, SQDConfig, TrainConfig
+from lab.rl.reward import HarnessReward
+from lab.rl.train import build_trainer
 from tests.conftest import EXAMPLES, KERNELS, ROOT
 
-TINY_EVAL = dict(eval_n=48)
+pytestmark = pytest.mark.slow  # trains GRPO
+
+#: Rewards measured at a small size: training needs a verdict and a rough speed, not precise timing.
+TINY_MEASURE = MeasureConfig(n=48, min_time_s=0.02, min_reps=3, baseline_min_time_s=0.01)
+FAST_REWARD = MeasureConfig(n=48, min_time_s=0.01, min_reps=2, baseline=False)
+
+
+def experiment(policy, sqd: SQDConfig | None = None, **train) -> ExperimentConfig:
+    """A GRPO experiment on the tiny policy with the given training budget."""
+    return ExperimentConfig(
+        name="tiny", kind="grpo", model=str(policy), measure=TINY_MEASURE, train=TrainConfig(**train), sqd=sqd
+    )
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +38,7 @@ def tiny_policy(smoke_policy):
 
 
 def test_harness_reward_honours_trls_contract():
-    fn = HarnessReward("dgemm", RewardConfig(), EvalConfig(n=48, min_time_s=0.01, min_reps=2, baseline=False))
+    fn = HarnessReward("dgemm", RewardConfig(), FAST_REWARD)
     naive = (EXAMPLES / "dgemm" / "examples" / "naive.c").read_text()
     completions = [[{"role": "assistant", "content": f"```c\n{naive}```"}], "no code", naive]
     rewards = fn(completions, prompts=["p"] * 3, problem=["dgemm"] * 3, completion_ids=[[1]] * 3, trainer_state=None)
@@ -37,7 +48,7 @@ def test_harness_reward_honours_trls_contract():
 
 
 def test_harness_reward_forbids_techniques_outside_the_permitted_set():
-    fn = HarnessReward("dgemm", RewardConfig(), EvalConfig(n=48, min_time_s=0.01, min_reps=2, baseline=False))
+    fn = HarnessReward("dgemm", RewardConfig(), FAST_REWARD)
     omp = (KERNELS / "legit" / "omp_collapse_dynamic.c").read_text()
     rewards = fn([omp, omp, omp], permitted=[None, ["openmp"], ["simd"]])
     assert rewards[0] > 0 and rewards[1] > 0 and rewards[2] == -100.0
@@ -47,14 +58,26 @@ def test_harness_reward_forbids_techniques_outside_the_permitted_set():
 def test_two_grpo_steps_log_a_loss_and_change_parameters(tiny_policy, tmp_path):
     import torch
 
-    cfg = TrainConfig(model=str(tiny_policy), output_dir=str(tmp_path / "run"), steps=2, group_size=4,
-                      prompts_per_step=1, max_completion_length=96, save_steps=100, learning_rate=1e-3, **TINY_EVAL)
+    cfg = experiment(
+        tiny_policy,
+        steps=2,
+        group_size=4,
+        prompts_per_step=1,
+        max_completion_length=96,
+        save_steps=100,
+        learning_rate=1e-3,
+    )
+
     # The smoke policy's samples may all fail alike (zero reward spread, so zero advantage);
     # a length term guarantees spread, so the update is real. The harness reward still runs.
     def length(completions, **kwargs):
         return [float(len(str(c))) / 100 for c in completions]
 
-    trainer = build_trainer(cfg, tmp_path / "log.jsonl", extra_reward_funcs=[length])
+    trainer = build_trainer(cfg, tmp_path / "run", tmp_path / "log.jsonl", extra_reward_funcs=[length])
+    # The harness reward measures and rewards as the experiment says.
+    assert isinstance(trainer.harness_reward, HarnessReward) and trainer.sqd_schedule is None
+    assert trainer.harness_reward.measure == TINY_MEASURE and trainer.harness_reward.reward == cfg.reward
+    assert trainer.args.max_steps == 2 and trainer.args.num_generations == 4 and trainer.args.seed == cfg.seed
     before = {k: v.detach().clone() for k, v in trainer.model.state_dict().items()}
     trainer.train()
     after = trainer.model.state_dict()
@@ -74,15 +97,16 @@ def test_gpu_options_refuse_to_run_without_cuda(tiny_policy, tmp_path):
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
     with pytest.raises(RuntimeError, match="CUDA"):
-        build_trainer(TrainConfig(model=str(tiny_policy), output_dir=str(tmp_path), use_vllm=True))
+        build_trainer(experiment(tiny_policy, use_vllm=True), tmp_path)
+    with pytest.raises(RuntimeError, match="CUDA"):
+        build_trainer(experiment(tiny_policy, use_unsloth=True), tmp_path)
 
 
 def test_harness_reward_fills_the_archive_with_correct_kernels_only():
-    from lab.sqd import TechniqueArchive
+    from lab.rl.sqd import TechniqueArchive
 
     archives = {"dgemm": TechniqueArchive()}
-    fn = HarnessReward("dgemm", RewardConfig(), EvalConfig(n=48, min_time_s=0.01, min_reps=2, baseline=False),
-                       archives=archives)
+    fn = HarnessReward("dgemm", RewardConfig(), FAST_REWARD, archives=archives)
     naive = (EXAMPLES / "dgemm" / "examples" / "naive.c").read_text()
     omp = (KERNELS / "legit" / "omp_collapse_dynamic.c").read_text()
     fn([f"Here:\n```c\n{naive}```", omp, omp, "no code"], permitted=[[], ["openmp"], [], []])
@@ -95,19 +119,24 @@ def test_harness_reward_fills_the_archive_with_correct_kernels_only():
 
 
 def test_sqd_training_draws_prompts_from_the_schedule_and_logs_it(tiny_policy, tmp_path):
-    from lab.prompts import permitted_in
-    from lab.sqd import SQDConfig
+    from lab.policy.prompts import permitted_in
 
-    cfg = TrainConfig(model=str(tiny_policy), output_dir=str(tmp_path / "run"), steps=3, group_size=4,
-                      prompts_per_step=2, max_completion_length=64, save_steps=100,
-                      sqd=SQDConfig(steps_per_stage=1), **TINY_EVAL)
+    cfg = experiment(
+        tiny_policy,
+        sqd=SQDConfig(steps_per_stage=1),
+        steps=3,
+        group_size=4,
+        prompts_per_step=2,
+        max_completion_length=64,
+        save_steps=100,
+    )
     seen = []
 
     def spy(completions, prompts, permitted, **kwargs):
         seen.append([(permitted_in(p[-1]["content"]), frozenset(s)) for p, s in zip(prompts, permitted)])
         return [0.0] * len(completions)
 
-    trainer = build_trainer(cfg, tmp_path / "log.jsonl", extra_reward_funcs=[spy])
+    trainer = build_trainer(cfg, tmp_path / "run", tmp_path / "log.jsonl", extra_reward_funcs=[spy])
     trainer.train()
     rows = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
     # Prompts are drawn a step ahead: step 2's come from stage 1, step 3's from stage 2.
@@ -128,13 +157,14 @@ def test_unsloth_loader_on_cuda(tiny_policy, tmp_path):
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
     pytest.importorskip("unsloth")
-    trainer = build_trainer(TrainConfig(model=str(tiny_policy), output_dir=str(tmp_path), steps=1, group_size=4,
-                                        prompts_per_step=1, use_unsloth=True, **TINY_EVAL))
+    trainer = build_trainer(
+        experiment(tiny_policy, steps=1, group_size=4, prompts_per_step=1, use_unsloth=True), tmp_path
+    )
     trainer.train()
 
 
 def test_last_checkpoint_skips_incomplete_ones(tmp_path):
-    from lab.train import last_checkpoint
+    from lab.rl.train import last_checkpoint
 
     for step in (2, 10, 12):
         (tmp_path / f"checkpoint-{step}").mkdir()
@@ -145,20 +175,30 @@ def test_last_checkpoint_skips_incomplete_ones(tmp_path):
 
 
 def _train_script(policy, out, sqd: bool, steps: int, **extra) -> str:
-    fields = dict(model=str(policy), output_dir=str(out), steps=steps, group_size=4, prompts_per_step=1,
-                  max_completion_length=96, save_steps=2, eval_n=48, **extra)
-    return (f"from lab.train import TrainConfig, train; from lab.sqd import SQDConfig; "
-            f"train(TrainConfig(**{fields!r}, sqd={'SQDConfig(steps_per_stage=1)' if sqd else None}))")
+    train = dict(steps=steps, group_size=4, prompts_per_step=1, max_completion_length=96, save_steps=2, **extra)
+    return (
+        "from lab.config import ExperimentConfig, MeasureConfig, SQDConfig, TrainConfig; "
+        "from lab.rl.train import train; "
+        f"train(ExperimentConfig(name='run', kind='grpo', model={str(policy)!r}, "
+        f"measure={TINY_MEASURE!r}, "
+        f"train=TrainConfig(**{train!r}), sqd={'SQDConfig(steps_per_stage=1)' if sqd else None}), "
+        f"{str(out)!r})"
+    )
 
 
 @pytest.mark.parametrize("sqd", [False, True], ids=["grpo", "grpo_sqd"])
 def test_resume_after_a_kill_finishes_with_complete_results(tiny_policy, tmp_path, sqd):
-    from lab.train import last_checkpoint
+    from lab.rl.train import last_checkpoint
 
     out = tmp_path / "run"
     script = _train_script(tiny_policy, out, sqd, steps=6)
-    first = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL, start_new_session=True)
+    first = subprocess.Popen(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 240
     while last_checkpoint(out) is None and first.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -176,7 +216,8 @@ def test_resume_after_a_kill_finishes_with_complete_results(tiny_policy, tmp_pat
     if done < 6:
         assert lines[:done] == before  # resumed: the steps the checkpoint covers were kept, not redone
     assert (out / "final" / "config.json").exists() and (out / "checkpoint-6").exists()
-    assert json.loads((out / "train_config.json").read_text())["steps"] == 6
+    saved = json.loads((out / "train_config.json").read_text())
+    assert saved["train"]["steps"] == 6 and saved["measure"]["n"] == 48 and "results_dir" not in saved
     archive = json.loads((out / "archive.json").read_text())["dgemm"]
     assert {"coverage", "qd_score", "cells", "elites", "stage_history"} <= set(archive)
     if sqd:
@@ -184,27 +225,49 @@ def test_resume_after_a_kill_finishes_with_complete_results(tiny_policy, tmp_pat
         # step k's prompts come from the stage after step k-2; the resumed run replays the
         # prompts the killed one had drawn but not trained on. No advance after the last step.
         assert [r["stage"]["dgemm"] for r in rows] == [1, 1, 2, 3, 4, 5]
-        assert [(h["step"], h["stage"]) for h in archive["stage_history"]] == [(0, 1), (1, 2), (2, 3), (3, 4),
-                                                                                (4, 5), (5, 6)]
+        assert [(h["step"], h["stage"]) for h in archive["stage_history"]] == [
+            (0, 1),
+            (1, 2),
+            (2, 3),
+            (3, 4),
+            (4, 5),
+            (5, 6),
+        ]
     else:
         assert archive["stage_history"] is None
 
 
 def test_a_run_killed_after_its_last_checkpoint_trains_no_more(tiny_policy, tmp_path):
-    from lab.sqd import SQDConfig
-    from lab.train import train
+    from lab.rl.train import train
 
-    out = tmp_path / "run"
-    cfg = TrainConfig(model=str(tiny_policy), output_dir=str(out), steps=2, group_size=4, prompts_per_step=1,
-                      max_completion_length=64, save_steps=2, sqd=SQDConfig(steps_per_stage=1), **TINY_EVAL)
-    train(cfg)
+    cfg = dataclasses.replace(
+        experiment(
+            tiny_policy,
+            sqd=SQDConfig(steps_per_stage=1),
+            steps=2,
+            group_size=4,
+            prompts_per_step=1,
+            max_completion_length=64,
+            save_steps=2,
+        ),
+        name="run",
+        runs_dir=str(tmp_path),
+    )
+    out = tmp_path / "run"  # the experiment's run_dir: train's default output folder
+    assert cfg.run_dir == out and train(cfg) == out / "final"
     log = (out / "train_log.jsonl").read_text()
     weights = (out / "final" / "model.safetensors").read_bytes()
     shutil.rmtree(out / "final")  # as if killed after checkpoint-2, before the final save
     (out / "archive.json").unlink()
-    train(cfg)
+    # Where results go and how the policy is evaluated afterwards do not change the training run.
+    elsewhere = dataclasses.replace(
+        cfg, name="renamed", results_dir=str(tmp_path / "res"), evaluation=EvaluationConfig(samples=3)
+    )
+    assert train(elsewhere, out) == out / "final"
     assert (out / "train_log.jsonl").read_text() == log and not (out / "checkpoint-3").exists()
     assert (out / "final" / "model.safetensors").read_bytes() == weights
     assert json.loads((out / "archive.json").read_text())["dgemm"]["stage_history"][-1]["step"] == 1
-    with pytest.raises(ValueError, match="different training config.*learning_rate"):
-        train(dataclasses.replace(cfg, learning_rate=1.0))
+    with pytest.raises(ValueError, match="different training config.*differs in: train.learning_rate"):
+        train(dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, learning_rate=1.0)))
+    with pytest.raises(ValueError, match="different training config.*differs in: measure.n"):
+        train(dataclasses.replace(cfg, measure=dataclasses.replace(cfg.measure, n=64)))

@@ -1,30 +1,39 @@
-"""The `lab` command line.
+"""The `lab` command line: one entry point for experiments, scoring and the lab's tools.
 
+    lab run --config configs/default.yaml --experiment grpo [--set train.steps=10 ...] [--dry-run]
     lab score PATH --problem dgemm [--n N] [--threads T] [--json]
     lab score-batch IN.jsonl --out OUT.jsonl [--problem dgemm] [--threads T] [--jobs J]
     lab score-examples [--out results/examples]
-    lab calibrate [--out results/machine.json]
-    lab autotune --problem dgemm [--threads T] [--out results/autotune.json]
-    lab seed-model [--out models/seed-policy]
-    lab sample --model PATH_OR_ID --problem dgemm --num N [--permit TECH,...] [--temperature T] --out S.jsonl
-    lab compare [--config configs/default.yaml] [--seeds 0 1 2] [--results-dir results]
     lab problems
+    lab sample --model PATH_OR_ID --problem dgemm --num N [--permit TECH,...] --out S.jsonl
+    lab compare [--config configs/default.yaml] [--seeds 0 1 2]
+    lab calibrate | autotune | seed-model | seed-report
+    lab --version
 
-Scoring exits 0 whenever scoring completed, whatever the status; bad usage
-(missing file, unknown problem, bad JSONL) exits 2 with one line on stderr.
+`lab run` is what the notebooks and make call: it loads and validates the config
+(lab.config), then runs one experiment; `--dry-run` only prints the resolved config.
+Scoring exits 0 whenever scoring completed, whatever the status. Bad input (a missing
+file, an unknown problem, a bad config or JSONL) exits 2 with one line on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.metadata
 import json
 import os
 import sys
 from pathlib import Path
 
-from lab.evaluate import EvalConfig, EvalResult, evaluate, evaluate_batch
-from lab.problems import HARNESS_DIR, UnknownProblem, list_problems, load_problem
+import yaml
+
+from lab import paths
+from lab.config import ConfigError, MeasureConfig, RewardConfig, load_config
+from lab.files import write_json, write_jsonl
+from lab.harness.evaluate import EvalResult, evaluate_batch
+from lab.harness.problems import UnknownProblem, list_problems, load_problem
+from lab.rl.reward import HarnessReward, reward_from_result
 
 
 class UsageError(Exception):
@@ -36,8 +45,8 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _eval_config(args: argparse.Namespace) -> EvalConfig:
-    return EvalConfig(n=args.n, threads=args.threads, cache=not args.no_cache)
+class _Help(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """--help shows every option's default and keeps the descriptions' line breaks."""
 
 
 def _read(path: str) -> str:
@@ -54,20 +63,51 @@ def _problem(name: str) -> str:
         raise UsageError(str(err)) from None
 
 
-def _summary(r: EvalResult) -> str:
-    if r.status == "ok":
-        return (f"ok  {r.gflops:.2f} GFLOPS  ({r.time_s * 1e3:.3f} ms, {r.speedup:.2f}x the baseline's "
-                f"{r.baseline_gflops:.2f} GFLOPS)  reward {r.reward:g}")
-    return f"{r.status}  reward {r.reward:g}  {r.detail}"
+def _scorer(args: argparse.Namespace, problem: str) -> HarnessReward:
+    """The reward function the training uses, measuring as the flags say."""
+    measure = MeasureConfig(n=args.n, threads=args.threads)
+    cache, jobs = not args.no_cache, getattr(args, "jobs", None)
+
+    def evaluate(texts, name, config):
+        return evaluate_batch(texts, name, config, cache=cache, n_jobs=jobs, progress=len(texts) > 1)
+
+    return HarnessReward(problem, RewardConfig(), measure, evaluate=evaluate)
+
+
+def _scored(results: list[EvalResult], scorer: HarnessReward) -> list[dict]:
+    return [{**r.to_dict(), "reward": reward_from_result(r, scorer.reward)} for r in results]
+
+
+def _summary(r: dict) -> str:
+    if r["status"] == "ok":
+        return (
+            f"ok  {r['gflops']:.2f} GFLOPS  ({r['time_s'] * 1e3:.3f} ms, {r['speedup']:.2f}x the baseline's "
+            f"{r['baseline_gflops']:.2f} GFLOPS)  reward {r['reward']:g}"
+        )
+    return f"{r['status']}  reward {r['reward']:g}  {r['detail']}"
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from lab.analysis.experiments import open_experiment, run_experiment
+
+    cfg = open_experiment(args.config, args.experiment, args.set)
+    _problem(cfg.problem)
+    if args.dry_run:
+        print(yaml.safe_dump(cfg.to_dict(), sort_keys=False), end="")
+        return 0
+    metrics = run_experiment(cfg, overwrite=args.overwrite)
+    shown = {
+        k: metrics.get(k) for k in ("n_samples", "pass_at_1", "median_gflops_ok", "best_gflops", "expected_speedup")
+    }
+    print(f"{cfg.name}: {json.dumps(shown)} -> {cfg.out_dir}/")
+    return 0
 
 
 def cmd_score(args: argparse.Namespace) -> int:
     text = _read(args.path)
-    result = evaluate(text, _problem(args.problem), _eval_config(args))
-    if args.json:
-        print(json.dumps(result.to_dict()))
-    else:
-        print(_summary(result))
+    scorer = _scorer(args, _problem(args.problem))
+    result = _scored(scorer.results([text]), scorer)[0]
+    print(json.dumps(result) if args.json else _summary(result))
     return 0
 
 
@@ -81,66 +121,60 @@ def _read_jsonl(path: str) -> list[dict]:
         except json.JSONDecodeError as err:
             raise UsageError(f"{path}:{lineno}: not JSON ({err.msg})") from None
         if not isinstance(rec, dict) or "id" not in rec or not isinstance(rec.get("completion"), str):
-            raise UsageError(f"{path}:{lineno}: each record needs \"id\" and a string \"completion\"")
+            raise UsageError(f'{path}:{lineno}: each record needs "id" and a string "completion"')
         records.append(rec)
     return records
 
 
 def cmd_score_batch(args: argparse.Namespace) -> int:
     records = _read_jsonl(args.input)
-    config = _eval_config(args)
-    by_problem: dict[str, list[int]] = {}
-    for i, rec in enumerate(records):
-        by_problem.setdefault(_problem(rec.get("problem") or args.problem), []).append(i)
-    results: list[EvalResult | None] = [None] * len(records)
-    for problem, idx in by_problem.items():
-        for i, res in zip(idx, evaluate_batch([records[i]["completion"] for i in idx], problem, config,
-                                              n_jobs=args.jobs)):
-            results[i] = res
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(out.suffix + ".partial")
-    with open(tmp, "w") as f:
-        for rec, res in zip(records, results):
-            f.write(json.dumps({"id": rec["id"], **res.to_dict()}) + "\n")
-    tmp.replace(out)
+    problems = [_problem(rec.get("problem") or args.problem) for rec in records]
+    scorer = _scorer(args, _problem(args.problem))
+    results = _scored(scorer.results([rec["completion"] for rec in records], problems), scorer)
+    write_jsonl(args.out, ({"id": rec["id"], **res} for rec, res in zip(records, results)))
     counts: dict[str, int] = {}
     for res in results:
-        counts[res.status] = counts.get(res.status, 0) + 1
-    print(f"scored {len(records)} completions -> {out}: "
-          + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+        counts[res["status"]] = counts.get(res["status"], 0) + 1
+    print(
+        f"scored {len(records)} completions -> {args.out}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    )
     return 0
 
 
 def cmd_score_examples(args: argparse.Namespace) -> int:
-    config = _eval_config(args)
     out_dir = Path(args.out)
-    out_dir.mkdir(parents=True, exist_ok=True)
     for problem in list_problems():
-        files = sorted((HARNESS_DIR / problem / "examples").glob("*.[cm]*"))
+        files = sorted((paths.harness_dir() / problem / "examples").glob("*.[cm]*"))
         if not files:
             continue
-        results = evaluate_batch([f.read_text() for f in files], problem, config)
-        rows = [{"example": f.name, **r.to_dict()} for f, r in zip(files, results)]
-        (out_dir / f"{problem}_t{config.threads}.json").write_text(json.dumps(
-            {"problem": problem, "config": {"n": config.n or load_problem(problem).default_n,
-                                            "threads": config.threads}, "results": rows}, indent=1) + "\n")
-        print(f"{problem} ({config.threads} thread{'s' if config.threads > 1 else ''}):")
-        for f, r in zip(files, results):
-            print(f"  {f.name:34s} {_summary(r)}")
+        scorer = _scorer(args, problem)
+        rows = [
+            {"example": f.name, **r}
+            for f, r in zip(files, _scored(scorer.results([f.read_text() for f in files]), scorer))
+        ]
+        threads = scorer.measure.threads
+        write_json(
+            out_dir / f"{problem}_t{threads}.json",
+            {
+                "problem": problem,
+                "config": {"n": args.n or load_problem(problem).default_n, "threads": threads},
+                "results": rows,
+            },
+        )
+        print(f"{problem} ({threads} thread{'s' if threads > 1 else ''}):")
+        for row in rows:
+            print(f"  {row['example']:34s} {_summary(row)}")
     print(f"wrote {out_dir}/")
     return 0
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from lab.calibrate import calibrate
+    from lab.harness.calibrate import calibrate
 
     machine = calibrate(threads=args.threads_list, n=args.n)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(machine, indent=1) + "\n")
+    write_json(args.out, machine)
     print(json.dumps(machine["summary"], indent=1))
-    print(f"wrote {out}")
+    print(f"wrote {args.out}")
     return 0
 
 
@@ -157,53 +191,49 @@ def _permit(value: str | None) -> frozenset[str] | None:
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
-    from lab.sample import ModelNotFound, sample_records
+    from lab.policy.sample import ModelNotFound, sample_records
 
     problem = _problem(args.problem)
     if args.num < 1:
         raise UsageError("--num must be positive")
     try:
-        records, seconds = sample_records(args.model, problem, args.num, _permit(args.permit), args.temperature,
-                                          args.seed, args.max_new_tokens)
+        records, seconds = sample_records(
+            args.model, problem, args.num, _permit(args.permit), args.temperature, args.seed, args.max_new_tokens
+        )
     except ModelNotFound as err:
         raise UsageError(str(err)) from None
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("".join(json.dumps(r) + "\n" for r in records))
-    print(f"sampled {len(records)} completions in {seconds:.1f} s -> {out}")
+    write_jsonl(args.out, records)
+    print(f"sampled {len(records)} completions in {seconds:.1f} s -> {args.out}")
     return 0
 
 
 def cmd_seed_report(args: argparse.Namespace) -> int:
-    from lab.calibrate import machine_summary
-    from lab.sample import ModelNotFound
-    from lab.seed_policy.report import seed_report
+    from lab.harness.machine import machine_summary
+    from lab.policy.sample import ModelNotFound
+    from lab.policy.seed_policy.report import seed_report
 
     try:
         report = seed_report(args.model, args.num, args.seed, args.threads)
     except ModelNotFound as err:
         raise UsageError(str(err)) from None
     report["machine"] = machine_summary()
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=1) + "\n")
+    write_json(args.out, report)
     print(json.dumps({k: v for k, v in report.items() if k != "technique_sets_ok"}, indent=1))
-    print(f"wrote {out}")
+    print(f"wrote {args.out}")
     return 0
 
 
 def cmd_seed_model(args: argparse.Namespace) -> int:
-    from lab.seed_policy.pretrain import SeedConfig, build_seed_model
+    from lab.policy.seed_policy.pretrain import SMOKE, SeedConfig, build_seed_model
 
     out = Path(args.out)
     if (out / "config.json").exists() and not args.force:
         print(f"{out} exists (use --force to rebuild)")
         return 0
-    from lab.seed_policy.pretrain import SMOKE
-
     base = SMOKE if args.preset == "smoke" else SeedConfig()
-    config = dataclasses.replace(base, seed=args.seed, **{k: v for k, v in (("examples", args.examples),
-                                                                             ("epochs", args.epochs)) if v})
+    config = dataclasses.replace(
+        base, seed=args.seed, **{k: v for k, v in (("examples", args.examples), ("epochs", args.epochs)) if v}
+    )
     record = build_seed_model(out, config)
     losses = f"loss {record['loss_first']:.3f} -> {record['loss_last']:.3f}, " if record["losses"] else ""
     print(f"built {out}: {record['parameters'] / 1e6:.1f} M parameters, {losses}{record['build_s']:.0f} s")
@@ -211,40 +241,41 @@ def cmd_seed_model(args: argparse.Namespace) -> int:
 
 
 def cmd_autotune(args: argparse.Namespace) -> int:
-    from lab.autotune import autotune
+    from lab.analysis.autotune import autotune
 
     report = autotune(_problem(args.problem), args.n, args.threads)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=1) + "\n")
+    write_json(args.out, report)
     best = report["best"]
     if best is None:
-        print(f"no variant of {report['variants']} scored ok -> {out}")
+        print(f"no variant of {report['variants']} scored ok -> {args.out}")
         return 0
-    print(f"{report['ok']}/{report['variants']} variants ok; best {best['gflops']:.1f} GFLOPS "
-          f"({best['family']}, {', '.join(best['techniques'])}) = {best['fraction_of_openblas']:.2f} of OpenBLAS "
-          f"({report['openblas_gflops']:.1f} GFLOPS) at n={report['n']}, {report['threads']} threads -> {out}")
+    print(
+        f"{report['ok']}/{report['variants']} variants ok; best {best['gflops']:.1f} GFLOPS "
+        f"({best['family']}, {', '.join(best['techniques'])}) = {best['fraction_of_openblas']:.2f} of OpenBLAS "
+        f"({report['openblas_gflops']:.1f} GFLOPS) at n={report['n']}, {report['threads']} threads -> {args.out}"
+    )
     return 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    import yaml
+    from lab.analysis.compare import plan_comparison, run_comparison
+    from lab.analysis.experiments import project_dir
+    from lab.analysis.plots import comparison
 
-    from lab.compare import plan_comparison, run_comparison
-    from lab.plots import comparison
-
-    params = yaml.safe_load(_read(args.config)) or {}
+    config = load_config(Path(args.config).resolve(), args.set)
+    os.chdir(project_dir(args.config))
     try:
-        plan = plan_comparison(params, args.seeds, results_dir=args.results_dir, runs_dir=args.runs_dir)
-    except (ValueError, TypeError) as err:
+        plan = plan_comparison(config, args.seeds, results_dir=args.results_dir, runs_dir=args.runs_dir)
+    except ValueError as err:
         raise UsageError(str(err)) from None
     summary = run_comparison(plan, results_dir=args.results_dir)
     figure = comparison(summary, Path(args.results_dir) / "figures")
     for arm, data in summary["arms"].items():
         med = {k: v["median"] for k, v in data["stats"].items()}
-        shown = ", ".join(f"{k} {'—' if med[k] is None else f'{med[k]:.3g}'}" for k in
-                          ("best_gflops", "mean_gflops_ok", "pass_at_1", "distinct_technique_sets_ok",
-                           "archive_coverage"))
+        shown = ", ".join(
+            f"{k} {'—' if med[k] is None else f'{med[k]:.3g}'}"
+            for k in ("best_gflops", "mean_gflops_ok", "pass_at_1", "distinct_technique_sets_ok", "archive_coverage")
+        )
         print(f"{arm}: {shown} (medians of {len(data['runs'])} seeds)")
     print(f"wrote {Path(args.results_dir) / 'comparison.json'} and {figure}")
     return 0
@@ -257,9 +288,24 @@ def cmd_problems(args: argparse.Namespace) -> int:
     return 0
 
 
+def _version() -> str:
+    try:
+        return importlib.metadata.version("perfrl-lab")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="lab", description="perfRL lab: score C kernels on real hardware.")
+    parser = _Parser(
+        prog="lab", description="perfRL lab: RL of code LLMs on measured kernel performance.", formatter_class=_Help
+    )
+    parser.add_argument("--version", action="version", version=f"lab {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def command(name: str, helptext: str, func) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=helptext, description=helptext, formatter_class=_Help)
+        p.set_defaults(func=func)
+        return p
 
     def measurement(p: argparse.ArgumentParser) -> None:
         p.add_argument("--problem", default="dgemm", help="problem name (see `lab problems`)")
@@ -267,32 +313,50 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--threads", type=int, default=1, help="OpenMP threads / CPUs per evaluation")
         p.add_argument("--no-cache", action="store_true", help="measure even if a cached result exists")
 
-    p = sub.add_parser("score", help="score one completion or C file")
+    def overrides(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--set",
+            action="append",
+            default=[],
+            metavar="KEY.PATH=VALUE",
+            help="override a config setting, e.g. train.steps=10 (repeatable)",
+        )
+
+    p = command("run", "run one experiment of a config file (what the notebooks and make call)", cmd_run)
+    p.add_argument("--config", default="configs/default.yaml", help="YAML config file")
+    p.add_argument("--experiment", required=True, help="experiment name in the config's experiments section")
+    overrides(p)
+    p.add_argument("--dry-run", action="store_true", help="validate and print the resolved config, run nothing")
+    p.add_argument(
+        "--overwrite", action="store_true", help="measure again even if a finished run of this config exists"
+    )
+
+    p = command("score", "score one completion or C file", cmd_score)
     p.add_argument("path")
     measurement(p)
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
-    p.set_defaults(func=cmd_score)
 
-    p = sub.add_parser("score-batch", help="score a JSONL file of {id, completion, problem?} records")
+    p = command("score-batch", "score a JSONL file of {id, completion, problem?} records", cmd_score_batch)
     p.add_argument("input")
     p.add_argument("--out", required=True)
     p.add_argument("--jobs", type=int, default=None, help="parallel evaluations (default: cores / threads)")
     measurement(p)
-    p.set_defaults(func=cmd_score_batch)
 
-    p = sub.add_parser("score-examples", help="score harness/*/examples and write results")
+    p = command("score-examples", "score harness/*/examples and write results", cmd_score_examples)
     p.add_argument("--out", default="results/examples")
     measurement(p)
-    p.set_defaults(func=cmd_score_examples)
 
-    p = sub.add_parser("calibrate", help="measure this machine: CPU, compiler, OpenBLAS and baseline GFLOPS")
+    p = command("calibrate", "measure this machine: CPU, compiler, OpenBLAS and baseline GFLOPS", cmd_calibrate)
     p.add_argument("--out", default="results/machine.json")
     p.add_argument("--n", type=int, default=None, help="size (default: each problem's default)")
-    p.add_argument("--threads-list", type=lambda s: [int(t) for t in s.split(",")], default=None,
-                   help="thread counts to measure, e.g. 1,2 (default: 1 and all cores)")
-    p.set_defaults(func=cmd_calibrate)
+    p.add_argument(
+        "--threads-list",
+        type=lambda s: [int(t) for t in s.split(",")],
+        default=None,
+        help="thread counts to measure, e.g. 1,2 (default: 1 and all cores)",
+    )
 
-    p = sub.add_parser("sample", help="sample completions from a causal LM (directory or hub id)")
+    p = command("sample", "sample completions from a causal LM (directory or hub id)", cmd_sample)
     p.add_argument("--model", required=True, help="model directory or hub id")
     p.add_argument("--problem", default="dgemm")
     p.add_argument("--num", type=int, default=64)
@@ -301,41 +365,41 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-new-tokens", type=int, default=512)
     p.add_argument("--out", required=True)
-    p.set_defaults(func=cmd_sample)
 
-    p = sub.add_parser("seed-report", help="sample and score the seed policy (results/seed_policy.json)")
+    p = command("seed-report", "sample and score the seed policy (results/seed_policy.json)", cmd_seed_report)
     p.add_argument("--model", default="models/seed-policy")
     p.add_argument("--num", type=int, default=128)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out", default="results/seed_policy.json")
-    p.set_defaults(func=cmd_seed_report)
 
-    p = sub.add_parser("seed-model", help="build the embedded default policy (corpus, tokenizer, model)")
+    p = command("seed-model", "build the embedded default policy (corpus, tokenizer, model)", cmd_seed_model)
     p.add_argument("--out", default="models/seed-policy")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--preset", choices=["default", "smoke"], default="default",
-                   help="smoke: a tiny model for quick end-to-end runs")
+    p.add_argument(
+        "--preset",
+        choices=["default", "smoke"],
+        default="default",
+        help="smoke: a small model for quick end-to-end runs",
+    )
     p.add_argument("--examples", type=int, default=None, help="corpus size (default: the preset's)")
     p.add_argument("--epochs", type=float, default=None, help="training epochs (default: the preset's)")
     p.add_argument("--force", action="store_true", help="rebuild even if the model exists")
-    p.set_defaults(func=cmd_seed_model)
 
-    p = sub.add_parser("autotune", help="sweep the kernel generator's space through the harness")
+    p = command("autotune", "sweep the kernel generator's space through the harness", cmd_autotune)
     p.add_argument("--problem", default="dgemm")
     p.add_argument("--n", type=int, default=None)
     p.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     p.add_argument("--out", default="results/autotune.json")
-    p.set_defaults(func=cmd_autotune)
 
-    p = sub.add_parser("compare", help="GRPO-only vs GRPO+SQD over several seeds (results/comparison.json)")
-    p.add_argument("--config", default="configs/default.yaml", help="YAML with grpo and grpo_sqd sections")
+    p = command("compare", "GRPO-only vs GRPO+SQD over several seeds (results/comparison.json)", cmd_compare)
+    p.add_argument("--config", default="configs/default.yaml", help="YAML with grpo and grpo_sqd experiments")
+    overrides(p)
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--results-dir", default="results")
     p.add_argument("--runs-dir", default="runs/compare", help="checkpoints (not committed)")
-    p.set_defaults(func=cmd_compare)
-    p = sub.add_parser("problems", help="list the problems")
-    p.set_defaults(func=cmd_problems)
+
+    command("problems", "list the problems", cmd_problems)
     return parser
 
 
@@ -346,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "threads", 1) < 1 or (n is not None and n < 1) or (jobs is not None and jobs < 1):
             raise UsageError("--threads, --n and --jobs must be positive")
         return args.func(args)
-    except UsageError as err:
+    except (UsageError, ConfigError) as err:
         print(f"lab: error: {err}", file=sys.stderr)
         return 2
 

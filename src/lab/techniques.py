@@ -1,49 +1,49 @@
-"""The optimization-technique taxonomy and a detector: C source -> set of techniques.
+"""The optimization techniques, each declared once: name, prompt wording, detector, generator link.
 
     >>> sorted(detect("void f(int n, double *x) {\\n#pragma omp parallel for\\n"
     ...               "for (int i = 0; i < n; i++) x[i] = 0; }"))
     ['openmp']
+    >>> REGISTRY["simd"].wording
+    'SIMD vectorization'
 
-The detector reads the source text (comments and strings blanked) with
-heuristics that match how each technique shows up in C:
+`REGISTRY` maps each name to a `Technique`; `TECHNIQUES` is their order (the order of
+prompts, archive measures and tables). Everything else reads these: the prompt
+sentence (lab.policy.prompts), the kernel generator's technique sets
+(lab.policy.seed_policy.generator), the SQD archive and stages (lab.rl.sqd), the
+figures. To add a technique, add one entry here.
 
-- loop_reorder: the innermost loop of the update walks along a row of the output
-  (`C[... + j] +=` or `C[...] = ...` indexed by the innermost loop variable), i.e.
-  not the textbook "dot product into a scalar" order;
-- cache_blocking: loops that step by a tile (a constant >= 16 or a tile-named
-  constant) with an inner loop bounded by a min() of the tile end and n;
-- unrolling: an unroll pragma, or a loop stepping by a constant whose body uses
-  several consecutive offsets of its variable (`[k]`, `[k + 1]`, ...);
-- simd: vector intrinsics or types (`_mm256_*`, `__m512d`), `#pragma omp simd`,
-  or GCC vector extensions;
-- openmp: an OpenMP parallel construct;
-- packing: a copy of an input into a separate buffer (heap or static) laid out
-  for the kernel;
-- register_blocking: several named accumulators covering a block of the output
-  held in registers across the innermost loop (>= 4 scalar or vector accumulators).
-
-It is a heuristic: `tests/test_techniques.py` pins its behaviour on varied styles.
+The detector reads the source text (comments and strings blanked) with heuristics
+that match how each technique shows up in C; each entry's `summary` says what it
+looks for. It is a heuristic: `tests/test_techniques.py` pins its behaviour on
+varied styles.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from lab.static_check import splice_lines, strip_comments
-
-TECHNIQUES = ("loop_reorder", "cache_blocking", "unrolling", "simd", "openmp", "packing", "register_blocking")
+from lab.harness.static_check import splice_lines, strip_comments
 
 _FOR = re.compile(r"\bfor\s*\(([^;]*);([^;]*);([^)]*)\)")
 _STEP = re.compile(r"(\w+)\s*(?:\+=\s*([\w]+)|=\s*\1\s*\+\s*([\w]+))")
-_TILE_NAME = re.compile(r"^(?:[A-Z_]*(?:B|BS|BLK|BLOCK|TILE|T|KC|MC|NC|NB|MB|KB)[A-Z0-9_]*|[a-z_]*(?:blk|block|tile|bs|kc|mc|nc)\w*)$")
+_TILE_NAME = re.compile(
+    r"^(?:[A-Z_]*(?:B|BS|BLK|BLOCK|TILE|T|KC|MC|NC|NB|MB|KB)[A-Z0-9_]*|[a-z_]*(?:blk|block|tile|bs|kc|mc|nc)\w*)$"
+)
 _MIN_BOUND = re.compile(r"\b(?:MIN|min|imin|min_i|MINI|mini|fmin)\s*\(|\?")
-_SIMD = re.compile(r"\b_mm(?:256|512)?_\w+\s*\(|\b__m(?:128|256|512)d?\b|#\s*pragma\s+omp\s+(?:parallel\s+for\s+)?simd\b"
-                   r"|#\s*pragma\s+omp\s+for\s+simd\b|\bvector_size\s*\(|#\s*pragma\s+GCC\s+ivdep")
+_SIMD = re.compile(
+    r"\b_mm(?:256|512)?_\w+\s*\(|\b__m(?:128|256|512)d?\b|#\s*pragma\s+omp\s+(?:parallel\s+for\s+)?simd\b"
+    r"|#\s*pragma\s+omp\s+for\s+simd\b|\bvector_size\s*\(|#\s*pragma\s+GCC\s+ivdep"
+)
 _OPENMP = re.compile(r"#\s*pragma\s+omp\s+(?:parallel|for|task|taskloop|sections)\b")
 _UNROLL_PRAGMA = re.compile(r"#\s*pragma\s+(?:GCC\s+)?unroll\b|__attribute__\s*\(\(\s*optimize\s*\(\s*\"unroll")
 _ALLOC = re.compile(r"\b(?:malloc|calloc|aligned_alloc|posix_memalign|_mm_malloc)\s*\(")
 _STATIC_BUF = re.compile(r"\bstatic\s+(?:_Alignas\s*\(\s*\d+\s*\)\s*)?(?:double|float)\s+\w+\s*\[")
-_SCALAR_ACC = re.compile(r"\b(?:double|register\s+double)\s+((?:[a-zA-Z]+\d+\s*(?:=\s*[^,;]+)?\s*,\s*)+[a-zA-Z]+\d+\s*(?:=\s*[^,;]+)?)\s*;")
+_SCALAR_ACC = re.compile(
+    r"\b(?:double|register\s+double)\s+((?:[a-zA-Z]+\d+\s*(?:=\s*[^,;]+)?\s*,\s*)+[a-zA-Z]+\d+\s*(?:=\s*[^,;]+)?)\s*;"
+)
 
 
 def _code(source: str) -> str:
@@ -87,12 +87,12 @@ def _body(code: str, pos: int) -> str:
                 i = j
                 break
         j += 1
-    rest = code[i + 1:]
+    rest = code[i + 1 :]
     stripped = rest.lstrip()
     if not stripped.startswith("{"):
         if stripped.startswith("for"):
             inner = _body(rest, rest.index("for"))
-            return rest[: rest.index("for")] + rest[rest.index("for"):].split(inner, 1)[0] + inner
+            return rest[: rest.index("for")] + rest[rest.index("for") :].split(inner, 1)[0] + inner
         return rest.split(";", 1)[0] + ";"
     start = rest.index("{")
     depth = 0
@@ -100,7 +100,7 @@ def _body(code: str, pos: int) -> str:
         depth += rest[k] == "{"
         depth -= rest[k] == "}"
         if depth == 0:
-            return rest[start:k + 1]
+            return rest[start : k + 1]
     return rest[start:]
 
 
@@ -112,32 +112,6 @@ def _innermost_loops(code: str) -> list[tuple[str, str]]:
         if not _FOR.search(body) and not re.search(r"\bwhile\s*\(", body):
             out.append((var, body))
     return out
-
-
-def detect(source: str) -> set[str]:
-    """The set of techniques (names from TECHNIQUES) the source uses."""
-    code = _code(source)
-    found: set[str] = set()
-    if _OPENMP.search(code):
-        found.add("openmp")
-    if _SIMD.search(code):
-        found.add("simd")
-    loops = _loops(code)
-    tile_vars = {var for _, var, step, _ in loops if _is_tile_step(step)}
-    # Tiles: a loop steps by a tile, and an inner loop starts at its variable or is clipped by a min().
-    starts_at_tile = any(re.search(rf"=\s*({'|'.join(map(re.escape, tile_vars))})\s*;", code[pos:pos + 120])
-                         for pos, *_ in loops) if tile_vars else False
-    if tile_vars and (starts_at_tile or _MIN_BOUND.search(code)):
-        found.add("cache_blocking")
-    if _UNROLL_PRAGMA.search(code) or _manual_unroll(code, loops):
-        found.add("unrolling")
-    if _packing(code):
-        found.add("packing")
-    if _register_blocking(code):
-        found.add("register_blocking")
-    if _reordered(code):
-        found.add("loop_reorder")
-    return found
 
 
 def _manual_unroll(code: str, loops) -> bool:
@@ -159,9 +133,12 @@ def _packing(code: str) -> bool:
     if not (_ALLOC.search(code) or _STATIC_BUF.search(code)):
         return False
     # A buffer element assigned from an input matrix element.
-    return bool(re.search(r"\w+\s*\[[^\]]+\]\s*=\s*[AB]\w*\s*\[", code)
-                or re.search(r"\*\s*\w+\s*\+\+\s*=\s*[AB]\w*\s*\[", code)
-                or re.search(r"_mm(?:256|512)_store\w*_pd\s*\(\s*\w+\s*\+", code) and re.search(r"\bpack|\bBp\b|\bAp\b|\bBt\b|\bbt\b", code))
+    return bool(
+        re.search(r"\w+\s*\[[^\]]+\]\s*=\s*[AB]\w*\s*\[", code)
+        or re.search(r"\*\s*\w+\s*\+\+\s*=\s*[AB]\w*\s*\[", code)
+        or re.search(r"_mm(?:256|512)_store\w*_pd\s*\(\s*\w+\s*\+", code)
+        and re.search(r"\bpack|\bBp\b|\bAp\b|\bBt\b|\bbt\b", code)
+    )
 
 
 def _top_level_commas(text: str) -> int:
@@ -198,7 +175,123 @@ def _reordered(code: str) -> bool:
         # An update of the output row inside the innermost loop, indexed by its variable.
         if re.search(rf"\b[Cc]\w*\s*\[[^\]]*\b{re.escape(var)}\b[^\]]*\]\s*(?:\+=|=)", body):
             return True
-        if re.search(rf"_mm(?:256|512)_storeu?_pd\s*\(\s*&?\s*[Cc]\w*\s*(?:\[[^\]]*\b{re.escape(var)}\b|\+[^,]*\b{re.escape(var)}\b)",
-                     body):
+        if re.search(
+            rf"_mm(?:256|512)_storeu?_pd\s*\(\s*&?\s*[Cc]\w*\s*(?:\[[^\]]*\b{re.escape(var)}\b|\+[^,]*\b{re.escape(var)}\b)",
+            body,
+        ):
             return True
     return False
+
+
+def _cache_blocking(code: str, loops) -> bool:
+    tile_vars = {var for _, var, step, _ in loops if _is_tile_step(step)}
+    if not tile_vars:
+        return False
+    # Tiles: a loop steps by a tile, and an inner loop starts at its variable or is clipped by a min().
+    starts_at_tile = any(
+        re.search(rf"=\s*({'|'.join(map(re.escape, tile_vars))})\s*;", code[pos : pos + 120]) for pos, *_ in loops
+    )
+    return bool(starts_at_tile or _MIN_BOUND.search(code))
+
+
+@dataclass(frozen=True)
+class Technique:
+    """One optimization technique, as every part of the lab knows it."""
+
+    name: str  # the identifier in configs, results and archive descriptors
+    wording: str  # how a prompt names it
+    short: str  # its label in figures
+    summary: str  # what the detector looks for
+    detector: Callable[[str, list], bool]  # (comment-free code, its for-loops) -> used?
+    # The kernel generator's link: does a KernelSpec (lab.policy.seed_policy.generator) produce it?
+    in_spec: Callable[[Any], bool]
+    scope: Literal["loop", "kernel"]  # loop-level rewrite, or a change of the kernel's structure (figures group by it)
+
+
+_DEFINITIONS = (
+    Technique(
+        "loop_reorder",
+        "loop reordering",
+        "reorder",
+        "the innermost loop of the update walks along a row of the output (`C[... + j] +=` indexed by the "
+        "innermost loop variable), not the textbook dot product into a scalar",
+        lambda code, loops: _reordered(code),
+        lambda s: (
+            (s.family in ("naive", "blocked") and s.order in ("ikj", "kij"))
+            or (s.family == "intrinsics" and s.problem == "dgemm")
+        ),
+        "loop",
+    ),
+    Technique(
+        "cache_blocking",
+        "cache blocking",
+        "block",
+        "loops that step by a tile (a constant >= 16 or a tile-named constant) with an inner loop starting "
+        "at the tile or bounded by a min() of the tile end and n",
+        _cache_blocking,
+        lambda s: bool(s.tile or s.kc),
+        "loop",
+    ),
+    Technique(
+        "unrolling",
+        "loop unrolling",
+        "unroll",
+        "an unroll pragma, or a loop stepping by a constant whose body uses several consecutive offsets of "
+        "its variable (`[k]`, `[k + 1]`, ...)",
+        lambda code, loops: bool(_UNROLL_PRAGMA.search(code)) or _manual_unroll(code, loops),
+        lambda s: s.unroll > 1,
+        "loop",
+    ),
+    Technique(
+        "simd",
+        "SIMD vectorization",
+        "simd",
+        "vector intrinsics or types (`_mm256_*`, `__m512d`), `#pragma omp simd`, or GCC vector extensions",
+        lambda code, loops: bool(_SIMD.search(code)),
+        lambda s: bool(s.simd),
+        "loop",
+    ),
+    Technique(
+        "openmp",
+        "OpenMP multithreading",
+        "omp",
+        "an OpenMP parallel construct",
+        lambda code, loops: bool(_OPENMP.search(code)),
+        lambda s: bool(s.omp),
+        "kernel",
+    ),
+    Technique(
+        "packing",
+        "data packing",
+        "pack",
+        "a copy of an input into a separate buffer (heap or static) laid out for the kernel",
+        lambda code, loops: _packing(code),
+        lambda s: s.family in ("transposed", "microkernel"),
+        "kernel",
+    ),
+    Technique(
+        "register_blocking",
+        "register blocking",
+        "regblock",
+        "several named accumulators covering a block of the output held in registers across the innermost "
+        "loop (>= 4 scalar or vector accumulators)",
+        lambda code, loops: _register_blocking(code),
+        lambda s: bool(s.regblock),
+        "kernel",
+    ),
+)
+
+REGISTRY: dict[str, Technique] = {t.name: t for t in _DEFINITIONS}
+TECHNIQUES: tuple[str, ...] = tuple(REGISTRY)
+
+
+def detect(source: str) -> set[str]:
+    """The set of techniques (names from TECHNIQUES) the source uses."""
+    code = _code(source)
+    loops = _loops(code)
+    return {t.name for t in _DEFINITIONS if t.detector(code, loops)}
+
+
+def in_spec(spec: Any) -> frozenset[str]:
+    """The techniques a generator KernelSpec uses by construction."""
+    return frozenset(t.name for t in _DEFINITIONS if t.in_spec(spec))

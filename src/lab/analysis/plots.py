@@ -1,0 +1,606 @@
+"""Figures from results JSON only (never from live objects), saved as PNG.
+
+    from lab.analysis.experiments import load_results
+    from lab.analysis.plots import all_figures
+    all_figures(load_results("results"), "results/figures")
+
+Every figure states its n (samples, steps, seeds), titles both axes with units, keeps
+legends outside the data, and draws confidence intervals where the results record one
+(a metric `key` with `key_ci: [lo, hi]`; older results have none and draw without).
+
+- reward_curve: mean reward per training step with its spread (± one std across the
+  batch), one panel per experiment because reward definitions differ between arms (SQD
+  adds -100 forbidden penalties); the reward definition comes from results[name]["config"]
+  (the experiment's config.json) when the entry carries one
+- status_over_steps: the status mix of the training batches over steps
+- gflops_distribution: GFLOPS of ok samples per experiment (log axis) with their median
+  and the OpenBLAS and textbook-baseline lines
+- status_breakdown: status shares (and counts) per experiment
+- metrics_table: pass@k and speedup@k per experiment (a table, also returned as rows)
+- archive_heatmap: the technique archive of each trained experiment, cells coloured
+  by their best GFLOPS (rows: subsets of the loop-level techniques, columns: subsets of
+  the kernel-level ones, as the technique registry groups them)
+- coverage_over_steps: archive coverage per training step, with the SQD stage
+- technique_usage: share of correct evaluation samples using each technique
+- comparison: GRPO-only vs GRPO+SQD across seeds (from comparison.json): every seed,
+  seeds paired across arms, the median, on zero-based axes
+"""
+
+from __future__ import annotations
+
+import itertools
+import textwrap
+from pathlib import Path
+
+import matplotlib
+import matplotlib.ticker
+
+matplotlib.use("Agg")  # files only; no display needed
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+from lab.config import STATUSES  # noqa: E402
+from lab.rl.sqd import descriptor  # noqa: E402
+from lab.techniques import REGISTRY, TECHNIQUES  # noqa: E402
+
+_STATUS_COLORS = dict(zip(STATUSES, sns.color_palette("tab10", len(STATUSES))))
+
+
+# --- shared helpers ---------------------------------------------------------------------
+
+
+def _legend_outside(ax, **kw):
+    """Legend right of the axes, so it never hides data (_save keeps it in the PNG)."""
+    return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0, fontsize=8, frameon=False, **kw)
+
+
+def _ci(metrics: dict, key: str, k=None) -> tuple[float, float] | None:
+    """The recorded confidence interval of metrics[key] (metrics[key + "_ci"], per k for @k
+    metrics), or None: results written before CIs were recorded have none."""
+    ci = metrics.get(f"{key}_ci")
+    if isinstance(ci, dict):
+        ci = ci.get(str(k))
+    if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(isinstance(v, (int, float)) for v in ci):
+        return float(ci[0]), float(ci[1])
+    return None
+
+
+def _span(values) -> str:
+    """'16' when all equal, '14–16' when not (e.g. a batch cut short)."""
+    lo, hi = min(values), max(values)
+    return f"{lo}" if lo == hi else f"{lo}–{hi}"
+
+
+def _train_n(log: list[dict]) -> str:
+    """'40 steps × 16 completions' of a training log (completions counted from status_counts)."""
+    steps = f"{len(log)} step{'s' if len(log) != 1 else ''}"
+    sizes = [sum(row["status_counts"].values()) for row in log if row.get("status_counts")]
+    return f"{steps} × {_span(sizes)} completions" if sizes else steps
+
+
+def _runs_n(logs: dict[str, list[dict]]) -> str:
+    ns = {name: _train_n(log) for name, log in logs.items()}
+    if len(set(ns.values())) == 1:
+        return f"n = {next(iter(ns.values()))} per run"
+    return "n: " + ", ".join(f"{name} {n}" for name, n in ns.items())
+
+
+def _reward_spec(result: dict) -> tuple[dict | None, object]:
+    """(reward config, sqd config) of an experiment, from its config.json when the results
+    entry carries one; (None, None) if unknown."""
+    cfg = result.get("config")
+    if not isinstance(cfg, dict):
+        return None, None
+    reward = cfg.get("reward")
+    return (reward if isinstance(reward, dict) else None), cfg.get("sqd")
+
+
+_POSITIVE = {"gflops": "GFLOPS", "speedup": "speedup (×)", "log_speedup": "log(1 + speedup)"}
+
+
+def _reward_text(result: dict) -> tuple[str, list[str]]:
+    """y-label and caption lines naming the reward definition, as far as it is known."""
+    reward, sqd = _reward_spec(result)
+    lines = []
+    if reward:
+        positive = _POSITIVE.get(reward.get("positive"), str(reward.get("positive", "?")))
+        ylabel = f"reward: {positive} if correct, else penalty"
+        penalties = reward.get("penalties") or {}
+        by_value: dict[float, list[str]] = {}
+        for status, value in penalties.items():
+            by_value.setdefault(value, []).append(status)
+        if by_value:
+            lines.append("penalties: " + "; ".join(f"{v:g} {', '.join(s)}" for v, s in sorted(by_value.items())))
+    else:
+        ylabel = "reward"
+    if sqd:
+        forbidden = ((reward or {}).get("penalties") or {}).get("forbidden")
+        lines.append(
+            "SQD: a technique outside the prompt's permitted set is forbidden"
+            + (f" ({forbidden:g})" if forbidden is not None else "")
+        )
+    elif result.get("config") is not None and reward:
+        lines.append("no SQD: every technique permitted")
+    return ylabel + "\n(mean ± std of each step's batch)", lines
+
+
+# --- figures ----------------------------------------------------------------------------
+
+
+def reward_curve(results: dict, out: Path) -> Path | None:
+    runs = {name: r["train_log"] for name, r in results.items() if r["train_log"]}
+    if not runs:
+        return None
+    # One panel (and y-axis) per experiment: arms may score the same code differently
+    # (SQD's forbidden penalties), so one shared reward axis would compare unlike numbers.
+    fig, axes = plt.subplots(1, len(runs), figsize=(7 * len(runs), 4.6), squeeze=False)
+    for ax, (name, log) in zip(axes[0], runs.items()):
+        steps = [row["step"] for row in log]
+        mean = np.array([row["reward"] for row in log])
+        std = np.array([row.get("reward_std", 0.0) for row in log])
+        ylabel, lines = _reward_text(results[name])
+        ax.plot(steps, mean)
+        ax.fill_between(steps, mean - std, mean + std, alpha=0.2)
+        ax.axhline(0, color="gray", linewidth=0.6)
+        ax.set(xlabel="training step", ylabel=ylabel)
+        ax.set_title("\n".join([f"{name}: n = {_train_n(log)}", *lines]), fontsize=9)
+    fig.suptitle(
+        "Reward during training, one panel per experiment (reward definitions may differ: "
+        "do not compare across panels)",
+        fontsize=10,
+    )
+    return _save(fig, out / "reward_curve.png")
+
+
+def status_over_steps(results: dict, out: Path) -> Path | None:
+    runs = {name: r["train_log"] for name, r in results.items() if r["train_log"]}
+    if not runs:
+        return None
+    fig, axes = plt.subplots(1, len(runs), figsize=(6.5 * len(runs) + 1.5, 4), squeeze=False)
+    legend = {}  # one legend for all panels: the union of statuses seen
+    for ax, (name, log) in zip(axes[0], runs.items()):
+        steps = [row["step"] for row in log]
+        totals = [sum(row["status_counts"].values()) or 1 for row in log]
+        shares = {s: [row["status_counts"].get(s, 0) / t for row, t in zip(log, totals)] for s in STATUSES}
+        shares = {s: v for s, v in shares.items() if any(v)}
+        for poly, s in zip(ax.stackplot(steps, *shares.values(), colors=[_STATUS_COLORS[s] for s in shares]), shares):
+            legend[s] = poly
+        ax.set(
+            xlabel="training step",
+            ylabel="share of the step's batch",
+            ylim=(0, 1),
+            title=f"Status mix during training: {name}\nn = {_train_n(log)}",
+        )
+    order = [s for s in STATUSES if s in legend]
+    _legend_outside(axes[0][-1], handles=[legend[s] for s in order], labels=order, title="status")
+    return _save(fig, out / "status_over_steps.png")
+
+
+def gflops_distribution(results: dict, out: Path) -> Path | None:
+    ok = {
+        name: [s["gflops"] for s in r["samples"] if s["status"] == "ok" and s.get("gflops")]
+        for name, r in results.items()
+    }
+    rows = [(name, g) for name, gs in ok.items() for g in gs]
+    if not rows:
+        return None
+    names = list(results)
+    fig, ax = plt.subplots(figsize=(8, 0.9 * len(names) + 1.8))
+    sns.stripplot(
+        x=[g for _, g in rows],
+        y=[n for n, _ in rows],
+        hue=[n for n, _ in rows],
+        order=names,
+        hue_order=names,
+        ax=ax,
+        alpha=0.6,
+        jitter=0.25,
+        legend=False,
+    )
+    for i, name in enumerate(names):  # median of the ok samples, with its CI where recorded
+        m = results[name]["metrics"]
+        if not ok[name]:
+            continue
+        med = m.get("median_gflops_ok") or float(np.median(ok[name]))
+        ci = _ci(m, "median_gflops_ok")
+        if ci:
+            ax.errorbar(
+                med,
+                i,
+                xerr=[[med - ci[0]], [ci[1] - med]],
+                fmt="none",
+                ecolor="black",
+                capsize=4,
+                label="CI of the median" if i == 0 else None,
+                zorder=4,
+            )
+        ax.plot(
+            med,
+            i,
+            marker="|",
+            markersize=22,
+            markeredgewidth=2,
+            color="black",
+            linestyle="none",
+            label="median" if i == 0 else None,
+            zorder=4,
+        )
+    ax.set_xscale("log")
+    # 1-2-5 ticks in plain numbers: the data span about one decade, where decade ticks show one label.
+    ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=30))
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    blas = next(
+        (r["metrics"]["openblas_gflops"] for r in results.values() if r["metrics"].get("openblas_gflops")), None
+    )
+    base = [s["baseline_gflops"] for r in results.values() for s in r["samples"] if s.get("baseline_gflops")]
+    if blas:
+        ax.axvline(blas, color="black", linestyle="--", label=f"OpenBLAS ({blas:.0f} GFLOPS)")
+    if base:
+        mid = sorted(base)[len(base) // 2]
+        ax.axvline(mid, color="gray", linestyle=":", label=f"textbook baseline ({mid:.1f} GFLOPS)")
+    ax.set_yticks(
+        range(len(names)), labels=[f"{name}\n{len(ok[name])} ok of {len(results[name]['samples'])}" for name in names]
+    )
+    ax.set_ylim(len(names) - 0.5, -0.5)  # every experiment keeps its row, even with no ok sample
+    ax.set(
+        xlabel="GFLOPS of correct samples (log scale)",
+        ylabel="experiment (n ok of n samples)",
+        title="What each experiment's policy writes: one point per correct evaluation sample",
+    )
+    _legend_outside(ax, markerscale=0.5)
+    return _save(fig, out / "gflops_distribution.png")
+
+
+def status_breakdown(results: dict, out: Path) -> Path | None:
+    if not results:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 0.7 * len(results) + 1.6))
+    names = list(results)
+    ns = [r["metrics"]["n_samples"] for r in results.values()]
+    labels = [f"{name}\n(n = {n})" for name, n in zip(names, ns)]
+    left = [0.0] * len(names)
+    for status in STATUSES:
+        counts = [r["metrics"]["status_counts"].get(status, 0) for r in results.values()]
+        shares = [c / max(1, n) for c, n in zip(counts, ns)]
+        if any(shares):
+            bars = ax.barh(labels, shares, left=left, color=_STATUS_COLORS[status], label=status)
+            ax.bar_label(
+                bars,
+                labels=[str(c) if sh >= 0.025 else "" for c, sh in zip(counts, shares)],
+                label_type="center",
+                fontsize=7,
+                color="white",
+            )
+            left = [a + b for a, b in zip(left, shares)]
+    cis = [(i, r["metrics"]["pass_at_1"], _ci(r["metrics"], "pass_at_1")) for i, r in enumerate(results.values())]
+    cis = [(i, p, ci) for i, p, ci in cis if ci]
+    if cis:  # pass@1 is the ok share: its CI spans the ok bar's end, drawn at the bar's top edge
+        ax.errorbar(
+            [p for _, p, _ in cis],
+            [i + 0.3 for i, _, _ in cis],
+            fmt="none",
+            ecolor="black",
+            capsize=4,
+            xerr=[[p - ci[0] for _, p, ci in cis], [ci[1] - p for _, p, ci in cis]],
+            label="pass@1 CI",
+        )
+    ax.set(
+        xlabel="share of evaluation samples (counts in the bars)",
+        ylabel="experiment (n samples)",
+        xlim=(0, 1),
+        title="Status of evaluation samples",
+    )
+    _legend_outside(ax, title="status")
+    return _save(fig, out / "status_breakdown.png")
+
+
+def metrics_rows(results: dict) -> list[dict]:
+    """One row per experiment; columns are the same for all (None where a metric is missing,
+    e.g. speedup@10 of a run with fewer than 10 samples, or the archive of the baseline).
+    A metric with a recorded CI in any experiment gets a "<column> CI" column of (lo, hi)."""
+    ks = sorted({int(k) for r in results.values() for k in r["metrics"]["speedup_at_k"]})
+    fields = [
+        ("pass@1", "pass_at_1", None),
+        ("mean GFLOPS (ok)", "mean_gflops_ok", None),
+        ("best GFLOPS", "best_gflops", None),
+        ("expected speedup", "expected_speedup", None),
+        ("expected speedup (ok)", "expected_speedup_ok", None),
+        *[(f"speedup@{k}", "speedup_at_k", k) for k in ks],
+        ("best / OpenBLAS", "fraction_of_openblas_best", None),
+    ]
+    with_ci = {label for label, key, k in fields if any(_ci(r["metrics"], key, k) for r in results.values())}
+    rows = []
+    for name, r in results.items():
+        m = r["metrics"]
+        row = {"experiment": name, "n samples": m.get("n_samples")}
+        for label, key, k in fields:
+            row[label] = m.get(key) if k is None else (m.get(key) or {}).get(str(k))
+            if label in with_ci:
+                row[f"{label} CI"] = _ci(m, key, k)
+        row["technique sets (ok)"] = m.get("distinct_technique_sets_ok")
+        row["archive coverage"] = (m.get("archive") or {}).get("coverage")
+        rows.append(row)
+    return rows
+
+
+def _cell(v) -> str:
+    return f"{v:.3g}" if isinstance(v, float) else ("—" if v is None else str(v))
+
+
+def metrics_table(results: dict, out: Path) -> Path | None:
+    rows = metrics_rows(results)
+    if not rows:
+        return None
+    cols = [c for c in rows[0] if not c.endswith(" CI")]  # a CI goes into its value's cell
+    cells = [
+        [
+            _cell(row[c]) + (f" [{row[c + ' CI'][0]:.3g}, {row[c + ' CI'][1]:.3g}]" if row.get(c + " CI") else "")
+            for c in cols
+        ]
+        for row in rows
+    ]
+    has_ci = any(c.endswith(" CI") for c in rows[0])
+    fig, ax = plt.subplots(figsize=(1.15 * len(cols) + (1.5 if has_ci else 0), 0.4 * len(rows) + 1.6))
+    ax.axis("off")
+    table = ax.table(cellText=cells, colLabels=[textwrap.fill(c, 12) for c in cols], loc="center", cellLoc="center")
+    table.auto_set_font_size(False)
+    table.set_fontsize(8)
+    table.scale(1, 1.5)
+    for j in range(len(cols)):  # wrapped headers need two lines
+        table[0, j].set_height(table[0, j].get_height() * 1.8)
+    ns = sorted({row["n samples"] for row in rows if row["n samples"] is not None})
+    ax.set_title(f"Evaluation metrics per experiment (n = {', '.join(map(str, ns)) or '?'} samples each)", fontsize=10)
+    fig.text(
+        0.01,
+        0.02,
+        ("[lo, hi]: confidence interval; " if has_ci else "no confidence intervals recorded; ")
+        + "—: not available (archive: training runs only); archive coverage: share of 128 cells",
+        fontsize=7,
+        color="dimgray",
+    )
+    return _save(fig, out / "metrics_table.png")
+
+
+# Heatmap axes: the subsets of the loop-level techniques (rows) by the subsets of the
+# kernel-level ones (columns): 16 x 8 = all 128 cells of the archive.
+_ROW_TECHS = tuple(t for t in TECHNIQUES if REGISTRY[t].scope == "loop")
+_COL_TECHS = tuple(t for t in TECHNIQUES if REGISTRY[t].scope == "kernel")
+
+
+def _abbreviations(techs) -> str:
+    return ", ".join(f"{REGISTRY[t].short}: {t}" for t in techs if REGISTRY[t].short != t)
+
+
+def _subsets(techs) -> list[tuple[str, ...]]:
+    return [c for k in range(len(techs) + 1) for c in itertools.combinations(techs, k)]
+
+
+def _label(subset) -> str:
+    return "+".join(REGISTRY[t].short for t in subset) or "none"
+
+
+def _archived(results: dict) -> dict:
+    return {name: r["metrics"]["archive"] for name, r in results.items() if r["metrics"].get("archive")}
+
+
+def archive_heatmap(results: dict, out: Path) -> Path | None:
+    runs = _archived(results)
+    if not runs:
+        return None
+    rows, cols = _subsets(_ROW_TECHS), _subsets(_COL_TECHS)
+    top = max((v for a in runs.values() for v in a["cells"].values()), default=1.0)
+    fig, axes = plt.subplots(1, len(runs), figsize=(5.6 * len(runs), 7), squeeze=False)
+    for ax, (name, archive) in zip(axes[0], runs.items()):
+        grid = np.full((len(rows), len(cols)), np.nan)
+        for i, r in enumerate(rows):
+            for j, c in enumerate(cols):
+                grid[i, j] = archive["cells"].get(descriptor(set(r) | set(c)), np.nan)
+        sns.heatmap(
+            grid,
+            ax=ax,
+            cmap="viridis",
+            vmin=0,
+            vmax=top,
+            annot=True,
+            fmt=".0f",
+            annot_kws={"size": 7},
+            xticklabels=[_label(c) for c in cols],
+            yticklabels=[_label(r) for r in rows],
+            cbar_kws={"label": "best GFLOPS in the cell"},
+            linewidths=0.5,
+            linecolor="white",
+        )
+        ax.set_facecolor("#eeeeee")  # empty cells
+        log = results[name].get("train_log") or []
+        n = f"n = {_train_n(log)}" if log else "n not logged"
+        ax.set_title(
+            f"{name}: {archive['cells_filled']} of 128 cells, QD score {archive['qd_score']:.0f} GFLOPS\n"
+            f"archive of training ({n})",
+            fontsize=9,
+        )
+        ax.set(
+            xlabel=f"kernel-level techniques in the code\n({_abbreviations(_COL_TECHS)})",
+            ylabel=f"loop-level techniques in the code\n({_abbreviations(_ROW_TECHS)})",
+        )
+        ax.tick_params(axis="x", labelrotation=60, labelsize=8)
+        ax.tick_params(axis="y", labelsize=8)
+    fig.suptitle(
+        "Technique archive: best GFLOPS of correct training code per technique set "
+        "(grey: never reached; QD score: sum of cell bests)",
+        fontsize=10,
+    )
+    return _save(fig, out / "archive_heatmap.png")
+
+
+def coverage_over_steps(results: dict, out: Path) -> Path | None:
+    runs = {name: r["train_log"] for name, r in results.items() if r["train_log"] and r["train_log"][0].get("archive")}
+    if not runs:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4.8))
+    stage_ax = None
+    for name, log in runs.items():
+        problem = next(iter(log[0]["archive"]))
+        steps = [row["step"] for row in log]
+        (line,) = ax.plot(steps, [row["archive"][problem]["coverage"] for row in log], label=f"{name}: coverage")
+        if log[0].get("stage"):
+            stage_ax = stage_ax or ax.twinx()
+            stage_ax.step(
+                steps,
+                [row["stage"][problem] for row in log],
+                where="post",
+                color=line.get_color(),
+                linestyle=":",
+                label=f"{name}: SQD stage",
+            )
+    ax.set(
+        xlabel="training step",
+        ylabel="archive coverage (share of 128 cells)",
+        ylim=(0, None),
+        title=f"Technique archive coverage during training\n{_runs_n(runs)}",
+    )
+    handles, labels = ax.get_legend_handles_labels()
+    if stage_ax is not None:
+        stage_ax.set(ylabel="SQD stage (max techniques per prompt)", ylim=(0, len(TECHNIQUES) + 0.5))
+        h2, l2 = stage_ax.get_legend_handles_labels()
+        handles, labels = handles + h2, labels + l2
+    # below the axes: the right side holds the stage axis
+    ax.legend(handles, labels, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
+    return _save(fig, out / "coverage_over_steps.png")
+
+
+def technique_usage(results: dict, out: Path) -> Path | None:
+    rows = []
+    for name, r in results.items():
+        ok = [s for s in r["samples"] if s["status"] == "ok" and s.get("techniques") is not None]
+        if not ok:  # no correct samples, or results written before techniques were recorded
+            continue
+        for t in ("none", *TECHNIQUES):
+            used = [(not s["techniques"]) if t == "none" else (t in s["techniques"]) for s in ok]
+            rows.append(
+                {
+                    "experiment": f"{name} (n = {len(ok)} ok of {len(r['samples'])})",
+                    "technique": t,
+                    "share": sum(used) / len(ok),
+                }
+            )
+    if not rows:
+        return None
+    fig, ax = plt.subplots(figsize=(9.5, 4))
+    sns.barplot(
+        x=[r["technique"] for r in rows], y=[r["share"] for r in rows], hue=[r["experiment"] for r in rows], ax=ax
+    )
+    ax.set(
+        xlabel="technique detected in the source (none: no technique detected)",
+        ylabel="share of correct samples using it",
+        ylim=(0, 1),
+        title="Techniques in the correct evaluation samples (a sample may use several)",
+    )
+    ax.tick_params(axis="x", labelrotation=20)
+    _legend_outside(ax, title="experiment")
+    return _save(fig, out / "technique_usage.png")
+
+
+COMPARISON_METRICS = {  # key in comparison.json -> axis label
+    "best_gflops": "best GFLOPS",
+    "mean_gflops_ok": "mean GFLOPS (ok)",
+    "pass_at_1": "pass@1",
+    "distinct_technique_sets_ok": "distinct technique sets (ok)",
+    "archive_coverage": "archive coverage",
+}
+_COMPARISON_UNITS = {
+    "best_gflops": "GFLOPS",
+    "mean_gflops_ok": "GFLOPS",
+    "pass_at_1": "share of samples correct",
+    "distinct_technique_sets_ok": "technique sets (count)",
+    "archive_coverage": "share of 128 cells",
+}
+_SHARES = {"pass_at_1"}  # bounded by 1: drawn on [0, 1]
+
+
+def comparison(summary: dict, out: Path) -> Path:
+    """One panel per metric: each seed's value per arm (lines pair a seed across arms), with
+    the median (and its CI where recorded) marked, on zero-based y-axes."""
+    arms = list(summary["arms"])
+    colors = sns.color_palette("tab10", len(arms))
+    fig, axes = plt.subplots(1, len(COMPARISON_METRICS), figsize=(3.3 * len(COMPARISON_METRICS), 4.2))
+    any_ci = False
+    for ax, (key, label) in zip(axes, COMPARISON_METRICS.items()):
+        points = {}  # (arm index, seed) -> (x, y), to pair seeds across arms
+        for i, arm in enumerate(arms):
+            runs = summary["arms"][arm]["runs"]
+            for off, run in zip(np.linspace(-0.12, 0.12, len(runs)) if len(runs) > 1 else [0.0], runs):
+                if run.get(key) is None:
+                    continue
+                points[i, run.get("seed")] = (i + off, run[key])
+                ax.scatter(i + off, run[key], color=colors[i], s=40, zorder=3)
+                ax.annotate(
+                    f"s{run.get('seed')}",
+                    (i + off, run[key]),
+                    xytext=(4, 3),
+                    textcoords="offset points",
+                    fontsize=6,
+                    color="dimgray",
+                )
+            stats = summary["arms"][arm]["stats"].get(key) or {}
+            if stats.get("median") is not None:
+                ax.hlines(stats["median"], i - 0.3, i + 0.3, color="black", linewidth=1.5, zorder=2)
+            ci = stats.get("ci")  # future comparisons may record [lo, hi] of the median
+            if isinstance(ci, (list, tuple)) and len(ci) == 2 and None not in ci and stats.get("median") is not None:
+                ax.errorbar(
+                    i + 0.33,
+                    stats["median"],
+                    yerr=[[stats["median"] - ci[0]], [ci[1] - stats["median"]]],
+                    fmt="none",
+                    ecolor="black",
+                    capsize=3,
+                )
+                any_ci = True
+        for (i, seed), (x, y) in points.items():
+            if i == 0 and (1, seed) in points:
+                ax.plot([x, points[1, seed][0]], [y, points[1, seed][1]], color="0.8", linewidth=0.8, zorder=1)
+        values = [y for _, y in points.values()]
+        # Zero-based: a truncated axis makes small differences look large.
+        ax.set_ylim(0, 1.0 if key in _SHARES else (max(values, default=0) * 1.15 or 1.0))
+        ax.set_xticks(range(len(arms)), labels=arms, fontsize=8)
+        ax.set_xlim(-0.5, len(arms) - 0.5)
+        diff = (summary.get("sqd_minus_grpo") or {}).get(key) or {}
+        delta = f"\nSQD − GRPO per seed, median {diff['median']:+.3g}" if diff.get("median") is not None else ""
+        ax.set_title(label + delta, fontsize=9)
+        ax.set(xlabel="arm", ylabel=_COMPARISON_UNITS.get(key, label))
+    seeds = sorted({len(a["runs"]) for a in summary["arms"].values()})
+    evals = summary.get("eval_samples")
+    whisker = "; whisker: its CI" if any_ci else ""
+    fig.suptitle(
+        f"GRPO-only vs GRPO+SQD: n = {'/'.join(map(str, seeds))} seeds per arm (points labelled s<seed>, "
+        f"grey lines pair a seed; bar: median{whisker}), {summary['steps']} steps, "
+        f"{summary['reward_evaluations']} reward evaluations"
+        + (f" and {evals} evaluation samples" if evals else "")
+        + " per run",
+        fontsize=10,
+    )
+    return _save(fig, out / "comparison.png")
+
+
+def _save(fig, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120, bbox_inches="tight")  # "tight": keeps legends placed outside the axes
+    plt.close(fig)
+    return path
+
+
+def all_figures(results: dict, out: str | Path) -> list[Path]:
+    out = Path(out)
+    figs = [
+        reward_curve(results, out),
+        status_over_steps(results, out),
+        gflops_distribution(results, out),
+        status_breakdown(results, out),
+        metrics_table(results, out),
+        archive_heatmap(results, out),
+        coverage_over_steps(results, out),
+        technique_usage(results, out),
+    ]
+    return [f for f in figs if f is not None]

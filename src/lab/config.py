@@ -1,0 +1,397 @@
+"""The lab's one config tree: typed, validated, loaded from YAML with inheritance.
+
+    cfg = load_config("configs/default.yaml", overrides=["train.steps=10"])
+    exp = cfg.experiment("grpo")          # an ExperimentConfig, every field resolved
+    exp.train.learning_rate, exp.measure.threads
+
+A config file holds settings shared by all its experiments, an `experiments` section
+that names each experiment with what it changes, and optionally `defaults`, a file
+(or list of files, relative to this one) whose settings this one starts from:
+
+    defaults: default.yaml        # start from default.yaml, then apply what follows
+    train:
+      steps: 2                    # every experiment trains 2 steps
+    experiments:
+      grpo_sqd:
+        sqd: {steps_per_stage: 1} # only grpo_sqd changes its SQD schedule
+
+Merging is by key: mappings merge key by key, anything else (numbers, text, lists,
+null) replaces. An experiment's settings are the shared ones with its own entry
+merged on top. `--set key.path=value` on the command line is one more layer on top
+(`train.steps=5` for every experiment, `experiments.grpo.train.steps=5` for one).
+
+Validation is strict: an unknown or misspelt key, a wrong type or an out-of-range value
+raises `ConfigError` with one line naming the file, the key path and what was expected.
+Settings that describe how a kernel is measured live in `measure` only, and are the
+same for the rewards in training and for evaluation.
+
+This module is the bottom layer: plain data, imported by every other layer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import typing
+from collections.abc import Sequence
+from dataclasses import field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, TypeAdapter, ValidationError
+from pydantic.dataclasses import dataclass
+
+#: Every config class rejects unknown keys; values keep their type (no "3" for 3).
+_STRICT = ConfigDict(extra="forbid")
+
+PositiveInt = Annotated[StrictInt, Field(ge=1)]
+NonNegativeFloat = Annotated[StrictFloat, Field(ge=0)]
+PositiveFloat = Annotated[StrictFloat, Field(gt=0)]
+
+#: The statuses every evaluated completion ends in (see lab.harness.evaluate).
+STATUSES = ("ok", "format_error", "forbidden", "compile_error", "timeout", "runtime_error", "wrong_result")
+
+
+class ConfigError(ValueError):
+    """A config that cannot be used; the message is one line: file, key path, what was expected."""
+
+
+@dataclass(frozen=True, config=_STRICT)
+class MeasureConfig:
+    """How a kernel is measured: the same settings for training rewards and for evaluation."""
+
+    n: PositiveInt | None = None  # timed size; None = the problem's default_n
+    odd_n: PositiveInt | None = None  # the odd size every kernel is also checked at; None = the problem's
+    threads: PositiveInt = 1  # OpenMP threads = CPUs reserved for each run
+    min_time_s: PositiveFloat = 0.2  # timed calls continue until their sum reaches this...
+    min_reps: PositiveInt = 5  # ...and at least this many were made (the time is their median)
+    baseline: StrictBool = True  # also time the textbook baseline, so results carry a speedup
+    baseline_min_time_s: PositiveFloat = 0.1
+    compile_timeout_s: PositiveFloat = 60.0
+    run_timeout_s: PositiveFloat = 30.0
+    memory_mb: PositiveInt = 1024  # address-space limit of a run (packing buffers need a few MB)
+
+
+def _default_penalties() -> dict[str, float]:
+    # The paper's tiers: format/library violation, then compile, timeout, crash, wrong answer.
+    return {
+        "format_error": -100.0,
+        "forbidden": -100.0,
+        "compile_error": -40.0,
+        "timeout": -30.0,
+        "runtime_error": -20.0,
+        "wrong_result": -10.0,
+    }
+
+
+@dataclass(frozen=True, config=_STRICT)
+class RewardConfig:
+    """The reward of each status: a penalty per failure, a performance term for `ok`."""
+
+    penalties: dict[StrictStr, StrictFloat] = field(default_factory=_default_penalties)
+    positive: Literal["gflops", "speedup", "log_speedup"] = "gflops"  # gflops: the paper's choice
+
+    def __post_init__(self):
+        missing = set(STATUSES) - {"ok"} - set(self.penalties)
+        unknown = set(self.penalties) - (set(STATUSES) - {"ok"})
+        if missing or unknown:
+            raise ValueError(
+                f"penalties must name each failure status exactly: missing {sorted(missing)}, unknown {sorted(unknown)}"
+            )
+
+    def __hash__(self):
+        return hash((tuple(sorted(self.penalties.items())), self.positive))
+
+
+@dataclass(frozen=True, config=_STRICT)
+class SQDConfig:
+    """Staged Quality-Diversity: stage schedule and sampling bias (our reading; see lab.rl.sqd)."""
+
+    steps_per_stage: PositiveInt = 8  # advance after this many training steps in a stage...
+    coverage_to_advance: Annotated[StrictFloat, Field(gt=0, le=1)] | None = None  # ...or at this stage coverage
+    empty_weight: NonNegativeFloat = 4.0  # sampling weight of a permitted set whose archive cell is empty
+    weak_weight: NonNegativeFloat = 2.0  # ... whose elite is below the median elite
+    strong_weight: NonNegativeFloat = 1.0  # ... otherwise
+
+    def __post_init__(self):
+        if max(self.empty_weight, self.weak_weight, self.strong_weight) <= 0:
+            raise ValueError("the sampling weights must not all be 0")
+
+
+@dataclass(frozen=True, config=_STRICT)
+class TrainConfig:
+    """GRPO's budget and optimizer (TRL's GRPOTrainer)."""
+
+    steps: PositiveInt = 40
+    group_size: Annotated[StrictInt, Field(ge=2)] = 8  # completions per prompt: GRPO's group (>= 2 for an advantage)
+    prompts_per_step: PositiveInt = 2
+    learning_rate: PositiveFloat = 1e-4  # the seed policy is tiny; hub-size models want ~1e-6
+    temperature: PositiveFloat = 1.0
+    max_completion_length: PositiveInt = 256  # tokens; the seed policy's kernels are ~40-250 tokens
+    loss_type: Literal["grpo", "bnpo", "dr_grpo", "dapo"] = "dapo"
+    beta: NonNegativeFloat = 0.0  # KL coefficient (0 = no reference model, TRL's default)
+    lora: StrictBool = False
+    lora_rank: PositiveInt = 16
+    save_steps: PositiveInt = 10  # checkpoint interval; a killed run resumes from the last one
+    use_vllm: StrictBool = False  # CUDA only
+    use_unsloth: StrictBool = False  # CUDA only
+
+    @property
+    def batch_size(self) -> int:
+        return self.group_size * self.prompts_per_step
+
+
+@dataclass(frozen=True, config=_STRICT)
+class EvaluationConfig:
+    """The evaluation protocol: how many completions of the plain prompt are sampled and scored."""
+
+    samples: PositiveInt = 32  # completions per evaluation prompt (k)
+    temperature: NonNegativeFloat = 1.0  # 0 = greedy
+    max_new_tokens: PositiveInt = 512
+
+
+@dataclass(frozen=True, config=_STRICT)
+class ExperimentConfig:
+    """One experiment, fully resolved: the policy, how it is measured, trained and evaluated."""
+
+    name: StrictStr = "baseline"  # the folder under results_dir
+    kind: Literal["baseline", "grpo"] = "baseline"  # baseline: evaluate the policy as it is; grpo: train first
+    model: StrictStr = "models/seed-policy"  # local directory or hub id
+    problem: StrictStr = "dgemm"
+    seed: StrictInt = 0  # sampling, training and SQD draws
+    results_dir: StrictStr = "results"
+    runs_dir: StrictStr = "runs"  # checkpoints (not committed)
+    measure: MeasureConfig = field(default_factory=MeasureConfig)
+    reward: RewardConfig = field(default_factory=RewardConfig)
+    evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    sqd: SQDConfig | None = None  # None: plain prompts (GRPO-only); set: GRPO+SQD
+
+    def __post_init__(self):
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", self.name) or self.name.startswith("."):
+            raise ValueError(f"experiment names are folder names (letters, digits, _ . -), got {self.name!r}")
+        if self.kind == "baseline" and self.sqd is not None:
+            raise ValueError("sqd needs kind: grpo (a baseline does not train)")
+
+    @property
+    def out_dir(self) -> Path:
+        return Path(self.results_dir) / self.name
+
+    @property
+    def run_dir(self) -> Path:
+        return Path(self.runs_dir) / self.name
+
+    def to_dict(self) -> dict:
+        """The config as the JSON written beside its results (and read back by `from_dict`)."""
+        return _ADAPTER.dump_python(self, mode="json")
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ExperimentConfig:
+        try:
+            return _ADAPTER.validate_python(data)
+        except ValidationError as err:
+            raise ConfigError(_describe(err, lambda loc: ("<dict>", ".".join(map(str, loc))))) from None
+
+
+_ADAPTER = TypeAdapter(ExperimentConfig)
+
+
+@dataclass(frozen=True)
+class LabConfig:
+    """A config file, resolved: its experiments by name, and where results and figures go."""
+
+    path: str
+    experiments: dict[str, ExperimentConfig]
+    results_dir: str = "results"
+    figures_dir: str = "results/figures"
+
+    def experiment(self, name: str) -> ExperimentConfig:
+        if name not in self.experiments:
+            raise ConfigError(f"{self.path}: no experiment {name!r}; this file has: {', '.join(self.experiments)}")
+        return self.experiments[name]
+
+
+# --- loading -------------------------------------------------------------------------------------------------
+
+_FILE_KEYS = {"defaults", "experiments", "figures_dir"}  # file-level keys; the rest are experiment settings
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML 1.2 floats: PyYAML (YAML 1.1) reads `1e-4` as text, which would then fail as a wrong type."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(
+        r"^[-+]?(?:[0-9][0-9_]*\.[0-9_]*(?:[eE][-+]?[0-9]+)?|[0-9][0-9_]*[eE][-+]?[0-9]+|\.[0-9_]+"
+        r"(?:[eE][-+]?[0-9]+)?|\.inf|\.Inf|\.INF|\.nan|\.NaN|\.NAN)$"
+    ),
+    list("-+0123456789."),
+)
+
+
+def parse_value(text: str) -> Any:
+    """A command-line value, read as YAML: `5` -> 5, `1e-4` -> 0.0001, `null` -> None, `[0, 1]` -> a list."""
+    return yaml.load(text, Loader=_Loader)
+
+
+def _read_layers(path: Path, seen: tuple[Path, ...] = ()) -> list[tuple[str, dict]]:
+    """(file, mapping) for the file and, first, everything it inherits from."""
+    path = Path(path)
+    if path.resolve() in seen:
+        raise ConfigError(f"{path}: defaults: inheritance cycle through {path.name}")
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such config file")
+    try:
+        data = yaml.load(path.read_text(), Loader=_Loader)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else "?"
+        raise ConfigError(f"{path}: {where}: not valid YAML ({getattr(err, 'problem', err)})") from None
+    data = {} if data is None else data
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: (top): expected a mapping of settings, got {type(data).__name__}")
+    parents = data.get("defaults") or []
+    parents = [parents] if isinstance(parents, str) else parents
+    if not isinstance(parents, list) or not all(isinstance(p, str) for p in parents):
+        raise ConfigError(f"{path}: defaults: expected a file name or a list of file names")
+    layers: list[tuple[str, dict]] = []
+    for parent in parents:
+        layers += _read_layers(path.parent / parent, (*seen, path.resolve()))
+    return [*layers, (str(path), data)]
+
+
+def _set_layer(overrides: Sequence[str]) -> dict:
+    """`key.path=value` pairs as one nested mapping."""
+    out: dict = {}
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep or not key or any(not part for part in key.split(".")):
+            raise ConfigError(f"--set {item}: expected key.path=value")
+        node = out
+        *parents, last = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"--set {item}: {part} is set to a value and to a mapping")
+        node[last] = parse_value(value)
+    return out
+
+
+def _merge(base: dict, top: dict, origin: dict, source: str, prefix: str) -> dict:
+    """`top` merged onto `base`; `origin` maps each key path set by `top` to (file, path in that file)."""
+    out = dict(base)
+    for key, value in top.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value, origin, source, f"{path}.")
+        else:
+            out[key] = value
+            origin[tuple(_strip(path).split("."))] = (source, path)
+            if isinstance(value, dict):  # every key below comes from here too
+                _mark(value, origin, source, f"{path}.")
+    return out
+
+
+def _strip(path: str) -> str:
+    """The key path in the experiment (without the `experiments.<name>.` of the file)."""
+    return re.sub(r"^experiments\.[^.]+\.", "", path)
+
+
+def _mark(value: dict, origin: dict, source: str, prefix: str) -> None:
+    for key, sub in value.items():
+        origin[tuple(_strip(f"{prefix}{key}").split("."))] = (source, f"{prefix}{key}")
+        if isinstance(sub, dict):
+            _mark(sub, origin, source, f"{prefix}{key}.")
+
+
+def load_config(path: str | Path, overrides: Sequence[str] = ()) -> LabConfig:
+    """Read, merge and validate a config file (see the module docstring); raises ConfigError."""
+    layers = _read_layers(Path(path))
+    if overrides:
+        layers.append(("--set", _set_layer(overrides)))
+    shared: dict = {}
+    experiments: dict[str, dict] = {}
+    origin: dict[tuple, tuple[str, str]] = {}
+    exp_origin: dict[str, dict[tuple, tuple[str, str]]] = {}
+    figures_dir = None
+    for source, data in layers:
+        for key, value in data.items():
+            if key == "figures_dir":
+                if not isinstance(value, str):
+                    raise ConfigError(f"{source}: figures_dir: expected a folder name")
+                figures_dir = value
+            elif key == "experiments":
+                if not isinstance(value, dict):
+                    raise ConfigError(f"{source}: experiments: expected a mapping of experiment names to settings")
+                for name, settings in value.items():
+                    settings = {} if settings is None else settings
+                    if not isinstance(settings, dict):
+                        raise ConfigError(f"{source}: experiments.{name}: expected a mapping of settings")
+                    experiments[str(name)] = _merge(
+                        experiments.get(str(name), {}),
+                        settings,
+                        exp_origin.setdefault(str(name), {}),
+                        source,
+                        f"experiments.{name}.",
+                    )
+            elif key != "defaults":
+                shared = _merge(shared, {key: value}, origin, source, "")
+    if not experiments:
+        raise ConfigError(f"{path}: experiments: the file names no experiment")
+    resolved = {}
+    for name, own in experiments.items():
+        merged = _merge_plain(shared, {**own, "name": name})
+        where = {**origin, **exp_origin[name]}
+        try:
+            resolved[name] = _ADAPTER.validate_python(merged)
+        except ValidationError as err:
+            raise ConfigError(_describe(err, lambda loc, w=where, n=name: _locate(loc, w, n, str(path)))) from None
+    results_dir = shared.get("results_dir", ExperimentConfig.__dataclass_fields__["results_dir"].default)
+    return LabConfig(
+        path=str(path),
+        experiments=resolved,
+        results_dir=results_dir,
+        figures_dir=figures_dir or str(Path(results_dir) / "figures"),
+    )
+
+
+def _merge_plain(base: dict, top: dict) -> dict:
+    return _merge(base, top, {}, "", "")
+
+
+def _locate(loc: tuple, where: dict, name: str, path: str) -> tuple[str, str]:
+    """The file and key path that set the value at `loc` (the longest known prefix)."""
+    keys = tuple(str(k) for k in loc)
+    for i in range(len(keys), 0, -1):
+        if keys[:i] in where:
+            source, key_path = where[keys[:i]]
+            return source, ".".join([key_path, *keys[i:]])
+    return path, f"experiments.{name}." + ".".join(keys) if keys else f"experiments.{name}"
+
+
+def _describe(err: ValidationError, locate) -> str:
+    """One line for the first error: file, key path, and what was expected there."""
+    first = err.errors()[0]
+    loc = tuple(k for k in first["loc"] if not (isinstance(k, str) and k.startswith("function-")))
+    source, key_path = locate(loc)
+    if first["type"] in ("unexpected_keyword_argument", "extra_forbidden"):
+        known = _known_keys(loc[:-1])
+        return f"{source}: {key_path}: unknown key" + (f"; expected one of: {', '.join(known)}" if known else "")
+    message = first["msg"].removeprefix("Value error, ")
+    got = first.get("input")
+    shown = "" if isinstance(got, dict) or first["type"] == "value_error" else f", got {got!r}"
+    return f"{source}: {key_path or '(top)'}: {message[0].lower()}{message[1:]}{shown}"
+
+
+def _known_keys(loc: tuple) -> list[str]:
+    """The keys the config class at `loc` (below ExperimentConfig) accepts."""
+    kind: Any = ExperimentConfig
+    for key in loc:
+        hints = typing.get_type_hints(kind) if dataclasses.is_dataclass(kind) else {}
+        kind = hints.get(str(key))
+        for arg in typing.get_args(kind) or ():  # X | None
+            if dataclasses.is_dataclass(arg):
+                kind = arg
+    return [f.name for f in dataclasses.fields(kind)] if dataclasses.is_dataclass(kind) else []

@@ -1,0 +1,164 @@
+"""Problem specs: load `harness/<name>/problem.toml` into a typed `Problem`.
+
+A problem folder holds `problem.toml` (signature, prompt, flop count, sizes,
+tolerance, allowed headers, input/output shapes), `driver.c` (the C side of the
+measurement, see harness/bench.h) and `reference.py` (a NumPy reference the
+parent process uses to cross-check what the driver reports).
+
+    >>> p = load_problem("dgemm")
+    >>> p.function, p.default_n, p.flops(256) == 2 * 256**3
+    ('dgemm', 256, True)
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import tomllib
+
+from lab import paths
+from lab.files import tree_hash
+
+
+class UnknownProblem(ValueError):
+    """Raised for a problem name with no folder under harness/."""
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    name: str
+    shape: tuple[str, ...]  # dimension names or integers as text, e.g. ("n", "n")
+
+    def dims(self, n: int) -> tuple[int, ...]:
+        return tuple(n if d == "n" else int(d) for d in self.shape)
+
+
+@dataclass(frozen=True)
+class Problem:
+    name: str
+    function: str
+    signature: str
+    prompt: str
+    flops_expr: str
+    default_n: int
+    odd_n: int
+    tolerance: float
+    allowed_headers: tuple[str, ...]
+    inputs: tuple[ArraySpec, ...]
+    output: ArraySpec
+    root: Path
+    _flops: Callable[[int], float] = field(repr=False, compare=False, default=None)
+
+    @property
+    def driver_path(self) -> Path:
+        return self.root / "driver.c"
+
+    def flops(self, n: int) -> float:
+        return float(self._flops(n))
+
+    def fingerprint(self) -> str:
+        """Hash of every file in the problem's folder (spec, driver, reference, examples)."""
+        return tree_hash(self.root)
+
+    def make_inputs(self, seed: int, n: int) -> list[np.ndarray]:
+        """The exact inputs the driver generates for (seed, n): mirrors bench_fill()."""
+        return [generate(seed, stream, spec.dims(n)) for stream, spec in enumerate(self.inputs)]
+
+    def reference(self, seed: int, n: int) -> np.ndarray:
+        """The reference output for the driver's inputs at (seed, n)."""
+        return _reference_fn(self.root)(*self.make_inputs(seed, n))
+
+
+_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+_GOLDEN = 0x9E3779B97F4A7C15
+
+
+def _mix(z: np.ndarray) -> np.ndarray:
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def generate(seed: int, stream: int, shape: tuple[int, ...]) -> np.ndarray:
+    """Uniform doubles in [-1, 1): the counter-based splitmix64 of harness/bench.h."""
+    with np.errstate(over="ignore"):
+        key = _mix(np.array([(seed * _GOLDEN + stream + 1) & int(_M64)], dtype=np.uint64))[0]
+        count = int(np.prod(shape))
+        idx = np.arange(1, count + 1, dtype=np.uint64)
+        z = _mix(key + idx * np.uint64(_GOLDEN))
+    return ((z >> np.uint64(11)).astype(np.float64) * (2.0 / 9007199254740992.0) - 1.0).reshape(shape)
+
+
+def _compile_flops(expr: str) -> Callable[[int], float]:
+    """Turn a flop-count formula in n into a function, allowing only arithmetic on n."""
+    tree = ast.parse(expr, mode="eval")
+    allowed = (
+        ast.Expression,
+        ast.BinOp,
+        ast.UnaryOp,
+        ast.Constant,
+        ast.Name,
+        ast.Load,
+        ast.Add,
+        ast.Sub,
+        ast.Mult,
+        ast.Div,
+        ast.Pow,
+        ast.USub,
+        ast.FloorDiv,
+    )
+    for node in ast.walk(tree):
+        bad_constant = isinstance(node, ast.Constant) and type(node.value) not in (int, float)
+        if not isinstance(node, allowed) or bad_constant or (isinstance(node, ast.Name) and node.id != "n"):
+            raise ValueError(f"flops formula {expr!r}: only arithmetic on n is allowed")
+    code = compile(tree, "<flops>", "eval")
+    return lambda n: eval(code, {"__builtins__": {}}, {"n": n})  # noqa: S307 - AST checked above
+
+
+@cache
+def _reference_fn(root: Path) -> Callable[..., np.ndarray]:
+    spec = importlib.util.spec_from_file_location(f"lab_reference_{root.name}", root / "reference.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.reference
+
+
+def harness_fingerprint() -> str:
+    """Hash of the C harness shared by all problems: every file of harness/ outside the problem folders."""
+    root = paths.harness_dir()
+    return tree_hash(root, skip=frozenset(list_problems()))
+
+
+def list_problems() -> list[str]:
+    return sorted(p.parent.name for p in paths.harness_dir().glob("*/problem.toml"))
+
+
+@cache
+def load_problem(name: str) -> Problem:
+    """Load harness/<name>/problem.toml; raises UnknownProblem with the known names."""
+    path = paths.harness_dir() / str(name) / "problem.toml"
+    # Only folder names under harness/: a name is never a path to somewhere else.
+    if not isinstance(name, str) or name not in list_problems():
+        raise UnknownProblem(f"unknown problem {name!r}; known: {', '.join(list_problems()) or 'none'}")
+    raw = tomllib.loads(path.read_text())
+    return Problem(
+        name=raw["name"],
+        function=raw["function"],
+        signature=raw["signature"],
+        prompt=raw["prompt"],
+        flops_expr=raw["flops"],
+        default_n=int(raw["default_n"]),
+        odd_n=int(raw["odd_n"]),
+        tolerance=float(raw["tolerance"]),
+        allowed_headers=tuple(raw["allowed_headers"]),
+        inputs=tuple(ArraySpec(a["name"], tuple(a["shape"])) for a in raw["inputs"]),
+        output=ArraySpec(raw["output"]["name"], tuple(raw["output"]["shape"])),
+        root=path.parent,
+        _flops=_compile_flops(raw["flops"]),
+    )

@@ -1,0 +1,342 @@
+"""Run an untrusted program: its own user, namespaces, limits, timeout, and no survivors.
+
+`run(argv, workdir, limits, cores)` starts `argv` in `workdir` and returns a
+`RunOutcome` once the program and everything it started are gone. When the
+harness runs as root (CI, the lab's own machines) the child, before exec:
+
+- starts a new session and gets new mount, network and IPC namespaces: no
+  network interface but a downed loopback, and private empty tmpfs mounts over
+  /tmp, /var/tmp, /dev/shm and /run/lock (the world-writable places), so its only
+  lasting writable place is `workdir`;
+- is pinned to `cores` (explicit affinity; nothing inherited by accident);
+- gets hard rlimits: address space, CPU seconds, file size, open files,
+  processes, no core dumps;
+- drops to a sandbox user id of its own (one per core slot, never shared by two
+  live runs), with no supplementary groups and no_new_privs; a parent-death
+  signal kills it if the harness dies.
+
+The parent enforces the wall-clock timeout, then kills every process of the
+sandbox uid with kill(-1, SIGKILL) issued *as that uid*, which reaches all of the
+child's descendants (even ones that left its session) and nothing else. The
+harness process is a child subreaper, so orphans of the run are reparented to
+it and reaped here (a zombie would otherwise count against the uid's process
+limit for good). It then checks /proc and reports any survivor. Output goes to a file capped by
+RLIMIT_FSIZE; results come back on a pipe of their own (`result_fd`), which the
+parent reads, capped.
+
+Without root the same code still applies the session, affinity, rlimits, timeout
+and process-group kill, but not the uid switch or namespaces: `isolation()` says
+which layers are active, and the README states what that means.
+
+Why by hand: Python 3.11 has no os.unshare, and a setuid helper such as
+bubblewrap is not on every machine the lab runs on; the few libc calls below are
+the whole of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import fcntl
+import os
+import resource
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_CLONE_NEWNS, _CLONE_NEWNET, _CLONE_NEWIPC = 0x00020000, 0x40000000, 0x08000000
+_MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
+_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER, _PR_SET_NO_NEW_PRIVS = 1, 36, 38
+
+#: First of the sandbox user ids; slot k runs as SANDBOX_UID_BASE + k.
+SANDBOX_UID_BASE = 1_900_000_000
+#: How much of the program's output is kept for the verdict's detail.
+OUTPUT_KEEP_BYTES = 4096
+#: Most bytes read from the result pipe; a real report is < 4 KiB.
+RESULT_CAP_BYTES = 65536
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one sandboxed run."""
+
+    wall_s: float = 30.0  # killed (with its whole tree) after this much wall time
+    cpu_s: int = 60  # RLIMIT_CPU, summed over threads: a backstop to wall_s
+    memory_mb: int = 2048  # RLIMIT_AS
+    file_mb: int = 1  # RLIMIT_FSIZE: largest file it may write, its output log included
+    processes: int = 32  # RLIMIT_NPROC for the sandbox uid (threads count too)
+    open_files: int = 64  # RLIMIT_NOFILE
+
+
+@dataclass
+class RunOutcome:
+    """What happened to one sandboxed run."""
+
+    returncode: int | None  # exit status, None when killed by a signal
+    signal: int | None  # terminating signal number, if any
+    timed_out: bool  # the wall-clock limit was reached
+    wall_s: float  # wall time from start to exit
+    cpu_s: float  # user + system CPU time of the program and its reaped children
+    output: str  # the first OUTPUT_KEEP_BYTES of stdout+stderr
+    output_bytes: int  # how much it wrote in total
+    result: bytes  # what arrived on the result pipe
+    killed: int = 0  # processes of the sandbox uid still running after the program ended (then killed)
+    survivors: int = 0  # processes of the sandbox uid still alive after cleanup (should be 0)
+    isolation: dict = field(default_factory=dict)
+
+    @property
+    def signal_name(self) -> str:
+        return signal.Signals(self.signal).name if self.signal else ""
+
+
+def is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def isolation() -> dict:
+    """Which sandbox layers are active in this process."""
+    root = is_root()
+    return {
+        "separate_uid": root,
+        "network_namespace": root,
+        "mount_namespace": root,
+        "rlimits": True,
+        "timeout_kill": True,
+        "process_group": True,
+    }
+
+
+def isolation_level() -> str:
+    """The isolation in force, as one word recorded in every result: `namespaces` (root: own uid,
+    network/mount/IPC namespaces, rlimits, timeout, uid-wide kill) or `rlimits` (not root: rlimits,
+    timeout and process-group kill only; see the README's sandbox section)."""
+    return "namespaces" if is_root() else "rlimits"
+
+
+def lock_dir() -> Path:
+    """Where the locks that serialize use of each CPU (and its uid) across processes live."""
+    return Path(tempfile.gettempdir()) / "lab-sandbox-locks"
+
+
+def _check(ret: int, what: str) -> None:
+    if ret != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _child_setup(cores: Sequence[int], limits: Limits, uid: int | None) -> None:
+    """Runs in the forked child before exec (see the module docstring)."""
+    os.setsid()
+    if uid is not None:
+        _check(_libc.unshare(_CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWIPC), "unshare")
+        _check(_libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None), "mount private")
+        for path in (b"/tmp", b"/var/tmp", b"/dev/shm", b"/run/lock"):
+            if os.path.isdir(path):
+                _check(
+                    _libc.mount(b"tmpfs", path, b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=64m,mode=1777"),
+                    f"mount tmpfs {path!r}",
+                )
+    os.sched_setaffinity(0, cores)
+    mb = 1024 * 1024
+    for res, value in (
+        (resource.RLIMIT_AS, limits.memory_mb * mb),
+        (resource.RLIMIT_CPU, limits.cpu_s),
+        (resource.RLIMIT_FSIZE, limits.file_mb * mb),
+        (resource.RLIMIT_NOFILE, limits.open_files),
+        (resource.RLIMIT_CORE, 0),
+    ):
+        resource.setrlimit(res, (value, value))
+    if uid is not None:
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    _check(_libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
+
+
+def _uid_processes(uid: int) -> tuple[list[int], list[int]]:
+    """(live, zombie) pids owned by `uid`."""
+    live, zombies = [], []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if entry.stat().st_uid == uid:
+                    state = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()[0]
+                    (zombies if state == "Z" else live).append(int(entry.name))
+    return live, zombies
+
+
+def _kill_uid(uid: int, keep_zombie: int | None = None) -> int:
+    """SIGKILL every process of `uid` (as that uid, so nothing else can be hit); return survivors.
+
+    `keep_zombie` is the run's own child, which the waiting thread reaps itself."""
+    for _ in range(20):
+        live, zombies = _uid_processes(uid)
+        for pid in (z for z in zombies if z != keep_zombie):  # orphans reparented to us (a subreaper)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
+        if not live:
+            return 0
+        # kill(-1) from a process running as `uid` reaches exactly that uid's processes,
+        # atomically with respect to fork, so a fork bomb cannot outrun it.
+        subprocess.run(
+            ["kill", "-KILL", "--", "-1"],
+            user=uid,
+            group=uid,
+            extra_groups=[],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=False,
+        )
+        time.sleep(0.005)
+    return len(_uid_processes(uid)[0])
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def core_slot(threads: int, preferred: int = 0) -> Iterator[tuple[tuple[int, ...], int]]:
+    """Hold `threads` CPUs (and the sandbox uid that goes with them) for one evaluation.
+
+    CPUs are locked with flock on files in lock_dir(), so concurrent evaluations in any
+    process on this machine never share a CPU or a uid. Yields (cores, uid).
+    """
+    cpus = sorted(os.sched_getaffinity(0))
+    threads = max(1, min(threads, len(cpus)))
+    slots = [tuple(cpus[i : i + threads]) for i in range(0, len(cpus) - threads + 1, threads)]
+    lock_dir().mkdir(mode=0o700, exist_ok=True)
+    order = slots[preferred % len(slots) :] + slots[: preferred % len(slots)]
+
+    def lock(slot: tuple[int, ...], blocking: bool) -> list[int] | None:
+        fds = []
+        for cpu in slot:
+            fd = os.open(lock_dir() / f"cpu{cpu}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+            except BlockingIOError:
+                os.close(fd)
+                for held in fds:
+                    os.close(held)
+                return None
+            fds.append(fd)
+        return fds
+
+    fds, chosen = None, order[0]
+    for slot in order:
+        fds = lock(slot, blocking=False)
+        if fds is not None:
+            chosen = slot
+            break
+    if fds is None:
+        fds = lock(chosen, blocking=True)
+    try:
+        yield chosen, SANDBOX_UID_BASE + chosen[0]
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def prepare_workdir(path: Path, uid: int | None) -> None:
+    """Hand `path` to the sandbox uid so that it is the one place the program may write."""
+    if uid is not None:
+        os.chown(path, uid, uid)
+        for child in path.iterdir():
+            os.chown(child, uid, uid)
+
+
+def run(
+    argv: Sequence[str],
+    workdir: Path,
+    limits: Limits,
+    cores: Sequence[int],
+    uid: int | None,
+    env: dict[str, str] | None = None,
+    want_result: bool = False,
+) -> RunOutcome:
+    """Run argv in the sandbox; see the module docstring for the guarantees."""
+    uid = uid if is_root() else None
+    if uid is not None:
+        _check(_libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "subreaper")
+    log_path = workdir / ".output.log"
+    read_fd = write_fd = None
+    if want_result:
+        read_fd, write_fd = os.pipe()
+        argv = [a.replace("{result_fd}", str(write_fd)) for a in argv]
+    result = bytearray()
+
+    def drain() -> None:
+        while len(result) < RESULT_CAP_BYTES:
+            chunk = os.read(read_fd, 4096)
+            if not chunk:
+                break
+            result.extend(chunk)
+
+    base_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C", "HOME": str(workdir), "TMPDIR": "/tmp"}
+    # The log is read back through this same descriptor: the program owns the directory and
+    # could swap the path for a link to a file it must not see.
+    log = open(log_path, "w+b")  # noqa: SIM115 - closed at the end of run()
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        list(argv),
+        cwd=workdir,
+        env={**base_env, **(env or {})},
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        close_fds=True,
+        pass_fds=(write_fd,) if write_fd is not None else (),
+        preexec_fn=lambda: _child_setup(cores, limits, uid),  # noqa: PLW1509 - see module doc
+    )
+    if write_fd is not None:
+        os.close(write_fd)
+        reader = threading.Thread(target=drain, daemon=True)
+        reader.start()
+    timed_out = threading.Event()
+
+    def on_timeout() -> None:
+        timed_out.set()
+        _kill_uid(uid, keep_zombie=proc.pid) if uid is not None else _kill_group(proc.pid)
+
+    timer = threading.Timer(limits.wall_s, on_timeout)
+    timer.start()
+    try:
+        _, status, usage = os.wait4(proc.pid, 0)
+    finally:
+        timer.cancel()
+        timer.join()  # a kill already under way must finish before the uid can be reused
+    wall_s = time.monotonic() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)  # tell Popen it was reaped
+    killed = len(_uid_processes(uid)[0]) if uid is not None and not timed_out.is_set() else 0
+    survivors = _kill_uid(uid) if uid is not None else (_kill_group(proc.pid) or 0)
+    if read_fd is not None:
+        reader.join(timeout=1.0)
+        os.close(read_fd)
+    with log:
+        output_bytes = os.fstat(log.fileno()).st_size
+        log.seek(0)
+        output = log.read(OUTPUT_KEEP_BYTES).decode("utf-8", "replace")
+    log_path.unlink(missing_ok=True)
+    sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+    return RunOutcome(
+        returncode=None if sig else os.WEXITSTATUS(status),
+        signal=sig,
+        timed_out=timed_out.is_set(),
+        wall_s=wall_s,
+        cpu_s=usage.ru_utime + usage.ru_stime,
+        output=output,
+        output_bytes=output_bytes,
+        result=bytes(result),
+        killed=killed,
+        survivors=survivors,
+        isolation=isolation(),
+    )

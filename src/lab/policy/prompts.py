@@ -1,0 +1,47 @@
+"""Prompt text: the problem's prompt, optionally with the sentence that states which
+optimization techniques are permitted (the form SQD uses), and its parser. Techniques
+are named by their registry wording (lab.techniques.REGISTRY).
+
+    >>> text = prompt_text("dgemm", frozenset({"simd", "openmp"}))
+    >>> text.splitlines()[-1]
+    'Permitted optimization techniques: SIMD vectorization, OpenMP multithreading. Not permitted: loop reordering, cache blocking, loop unrolling, data packing, register blocking.'
+    >>> sorted(permitted_in(text))
+    ['openmp', 'simd']
+    >>> permitted_in(prompt_text("dgemm")) is None
+    True
+"""
+
+from __future__ import annotations
+
+import re
+
+from lab.harness.problems import load_problem
+from lab.techniques import REGISTRY, TECHNIQUES
+
+_SENTENCE = "Permitted optimization techniques: {names}. Not permitted: {others}."
+_PARSE = re.compile(r"Permitted optimization techniques: ([A-Za-z, ]+)\.")
+
+
+def _words(names) -> str:
+    return ", ".join(REGISTRY[t].wording for t in TECHNIQUES if t in names) or "none"
+
+
+def prompt_text(problem: str, permitted: frozenset[str] | None = None) -> str:
+    """The user prompt for `problem`; with `permitted`, the techniques sentence is appended."""
+    base = load_problem(problem).prompt
+    if permitted is None:
+        return base
+    unknown = set(permitted) - set(TECHNIQUES)
+    if unknown:
+        raise ValueError(f"unknown technique(s): {', '.join(sorted(unknown))}; known: {', '.join(TECHNIQUES)}")
+    others = set(TECHNIQUES) - set(permitted)
+    return f"{base}\n\n{_SENTENCE.format(names=_words(permitted), others=_words(others))}"
+
+
+def permitted_in(prompt: str) -> frozenset[str] | None:
+    """The permitted set a prompt states, or None if it states none."""
+    m = _PARSE.search(prompt)
+    if not m:
+        return None
+    by_wording = {t.wording: t.name for t in REGISTRY.values()}
+    return frozenset(by_wording[w.strip()] for w in m.group(1).split(",") if w.strip() in by_wording)

@@ -1,0 +1,97 @@
+"""`lab seed-report`: what the seed policy writes, measured (results/seed_policy.json).
+
+1. Samples `num` completions of the plain DGEMM prompt at temperature 1.0 and scores
+   them with the harness: status mix, ok rate, distinct technique sets among ok
+   samples (lab.techniques.detect), median and best ok GFLOPS, and OpenBLAS on the
+   same machine, size and thread count.
+2. Prompt conditioning: the share of samples that use OpenMP under four prompts:
+   every technique permitted, all but OpenMP, only OpenMP, and none.
+3. Novelty: the share of sampled completions whose code appears verbatim in the
+   training corpus.
+4. Speed: seconds to sample 64 completions; the build time from training.json.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import Counter
+from pathlib import Path
+
+from lab.config import MeasureConfig
+from lab.harness.evaluate import evaluate_batch
+from lab.harness.extract import code_blocks, source_or_none
+from lab.harness.machine import openblas_gflops
+from lab.harness.problems import load_problem
+from lab.policy.sample import load_policy, sample_records
+from lab.techniques import TECHNIQUES, detect
+
+
+def seed_report(model_dir: str, num: int = 128, seed: int = 0, threads: int = 1) -> dict:
+    problem = load_problem("dgemm")
+    policy = load_policy(model_dir)
+    plain, _ = sample_records(model_dir, "dgemm", num, None, 1.0, seed, policy=policy)
+    speed_records, speed_s = sample_records(model_dir, "dgemm", 64, None, 1.0, seed + 1, policy=policy)
+    config = MeasureConfig(threads=threads)
+    results = evaluate_batch([r["completion"] for r in plain], "dgemm", config, progress=True)
+    ok = [(rec, res) for rec, res in zip(plain, results) if res.status == "ok"]
+    gflops = sorted(res.gflops for _, res in ok)
+    combos = Counter(tuple(sorted(detect(source_or_none(rec["completion"], problem.signature) or ""))) for rec, _ in ok)
+
+    everything = frozenset(TECHNIQUES)
+    share_omp = {}
+    for name, permitted in (
+        ("all_permitted", everything),
+        ("all_but_openmp", everything - {"openmp"}),
+        ("only_openmp", frozenset({"openmp"})),
+        ("none_permitted", frozenset()),
+    ):
+        recs, _ = sample_records(model_dir, "dgemm", num, permitted, 1.0, seed + 2, policy=policy)
+        share_omp[name] = sum("openmp" in detect(r["completion"]) for r in recs) / len(recs)
+
+    corpus_path = Path(model_dir) / "corpus.jsonl"
+    corpus_code = set()
+    if corpus_path.exists():
+        for line in corpus_path.open():
+            ex = json.loads(line)
+            for block in code_blocks(ex["completion"]):
+                corpus_code.add(block.strip())
+    codes = [source_or_none(r["completion"], problem.signature) for r in plain]
+    verbatim = sum(c is not None and c.strip() in corpus_code for c in codes) / len(codes)
+
+    openblas = openblas_gflops("dgemm", problem.default_n, threads)
+    training = (
+        json.loads((Path(model_dir) / "training.json").read_text())
+        if (Path(model_dir) / "training.json").exists()
+        else {}
+    )
+    median_ok = statistics.median(gflops) if gflops else None
+    return {
+        "model": model_dir,
+        "samples": num,
+        "temperature": 1.0,
+        "seed": seed,
+        "n": problem.default_n,
+        "threads": threads,
+        "status_counts": dict(Counter(r.status for r in results)),
+        "ok_rate": len(ok) / num,
+        "distinct_technique_sets_ok": len(combos),
+        "technique_sets_ok": {"+".join(k) or "none": v for k, v in combos.most_common()},
+        "median_gflops_ok": median_ok,
+        "best_gflops_ok": gflops[-1] if gflops else None,
+        "best_over_median": (gflops[-1] / median_ok) if gflops else None,
+        "openblas_gflops": openblas,
+        "median_over_openblas": (median_ok / openblas) if gflops else None,
+        "openmp_share": share_omp,
+        "verbatim_share": verbatim,
+        "sample_64_s": round(speed_s, 2),
+        "build_s": training.get("build_s"),
+        "targets": {
+            "ok_rate": "0.4..0.8",
+            "distinct_technique_sets_ok": ">= 5",
+            "best_over_median": ">= 5",
+            "verbatim_share": "< 0.5",
+            "sample_64_s": "<= 30",
+            "build_s": "<= 600",
+        },
+    }

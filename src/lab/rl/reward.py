@@ -1,0 +1,148 @@
+"""The reward: every status becomes a number here, and nowhere else.
+
+Tiers follow the paper by default (lab.config.RewardConfig): format or
+library/permission violation -100, compile error -40, timeout -30, runtime error
+-20, wrong result -10; correct code earns a positive performance term: its GFLOPS
+(the paper's choice), its speedup over the problem's textbook baseline, or
+log(1 + speedup).
+
+    >>> from lab.harness.evaluate import EvalResult
+    >>> cfg = RewardConfig()
+    >>> reward_from_result(EvalResult(status="compile_error"), cfg)
+    -40.0
+    >>> reward_from_result(EvalResult(status="ok", gflops=12.5, speedup=6.0), cfg)
+    12.5
+    >>> reward_from_result(EvalResult(status="ok", gflops=12.5, speedup=6.0), RewardConfig(positive="speedup"))
+    6.0
+
+`HarnessReward` is the TRL reward function that training, the command line and the
+tests all use. TRL calls it with the batch of completions (plain strings, or chat
+messages) and the dataset's other columns as keywords, and takes one float each:
+
+    >>> fake = lambda texts, problem, config: [EvalResult(status="wrong_result") for _ in texts]
+    >>> reward = HarnessReward("dgemm", cfg, evaluate=fake)
+    >>> reward(["int x;", [{"role": "assistant", "content": "void dgemm(...) {}"}]])
+    [-10.0, -10.0]
+
+A `problem` column routes rows to problems; a `permitted` column (SQD's permitted
+technique sets) makes code using any other technique `forbidden`, decided before it
+is compiled or timed. Correct kernels are offered to the technique archives, when
+given. The last batch's results stay on the object for the training log.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from lab.config import MeasureConfig, RewardConfig
+from lab.harness.evaluate import EvalResult, evaluate_batch
+from lab.harness.extract import source_or_none
+from lab.harness.problems import load_problem
+from lab.rl.sqd import TechniqueArchive, descriptor, permission_violation
+from lab.techniques import detect
+
+
+def reward_from_result(result: EvalResult, config: RewardConfig) -> float:
+    """The scalar reward of one evaluated completion."""
+    if result.status != "ok":
+        return float(config.penalties[result.status])
+    if config.positive == "gflops":
+        return float(result.gflops)
+    if result.speedup is None:  # only when the baseline was not timed (MeasureConfig(baseline=False))
+        raise ValueError(f"the {config.positive!r} reward needs the baseline timed (measure.baseline: true)")
+    if config.positive == "speedup":
+        return float(result.speedup)
+    return math.log1p(result.speedup)
+
+
+def completion_text(completion: Any) -> str:
+    """TRL passes plain strings, or for chat data a list of messages: take the assistant text."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list):
+        return "".join(m.get("content", "") for m in completion if isinstance(m, dict))
+    if isinstance(completion, dict):
+        return completion.get("content", "")
+    raise TypeError(f"cannot read a completion of type {type(completion).__name__}")
+
+
+Evaluator = Callable[[list[str], str, MeasureConfig], list[EvalResult]]
+
+
+def _evaluate(texts: list[str], problem: str, config: MeasureConfig) -> list[EvalResult]:
+    return evaluate_batch(texts, problem, config, progress=False)
+
+
+class HarnessReward:
+    """The TRL reward function `(completions, **kwargs) -> list[float]` on the measured harness.
+
+    `problem` is the default for rows without a `problem` column; `measure` says how each
+    kernel is measured; `archives` (problem -> TechniqueArchive) receive every correct
+    kernel; `evaluate` replaces the harness (tests). After each call, `last` holds the
+    batch's EvalResults and `last_rows`, `last_stages`, `last_permitted`, `last_problems`
+    the SQD columns, for the training log; `started`/`finished` time the scoring.
+    """
+
+    def __init__(
+        self,
+        problem: str,
+        reward: RewardConfig | None = None,
+        measure: MeasureConfig | None = None,
+        archives: dict[str, TechniqueArchive] | None = None,
+        evaluate: Evaluator = _evaluate,
+    ):
+        self.problem, self.reward = problem, reward or RewardConfig()
+        self.measure = measure or MeasureConfig()
+        self.archives, self._evaluate = archives, evaluate
+        self.__name__ = f"{problem}_{self.reward.positive}"  # TRL logs each reward function under its name
+        self.last: list[EvalResult] = []
+        self.last_permitted: list[str | None] = []  # descriptors of the permitted sets (empty without SQD)
+        self.last_rows: list[int] = []
+        self.last_stages: list[int] = []  # the stage each row was drawn in
+        self.last_problems: list[str] = []
+        self.seconds = 0.0
+        self.started = self.finished = 0.0  # monotonic times of the last batch's scoring
+
+    def results(
+        self,
+        completions: Sequence[Any],
+        problem: Sequence[str] | None = None,
+        permitted: Sequence[Sequence[str] | None] | None = None,
+    ) -> list[EvalResult]:
+        """The EvalResult of each completion: `forbidden` for a technique outside its row's
+        permitted set, else the harness's verdict."""
+        n = len(completions)
+        problems = list(problem or [self.problem] * n)
+        permitted = list(permitted or [None] * n)
+        texts = [completion_text(c) for c in completions]
+        # The permission check and the archive judge the source the compiler gets (None: format_error).
+        sources = [source_or_none(t, load_problem(p).signature) for t, p in zip(texts, problems)]
+        used = [frozenset(detect(src)) if src is not None else None for src in sources]
+        results: list[EvalResult | None] = [None] * n
+        for i in range(n):
+            reason = permission_violation(used[i], permitted[i]) if used[i] is not None else None
+            if reason:
+                results[i] = EvalResult(status="forbidden", detail=reason, problem=problems[i])
+        todo = [i for i in range(n) if results[i] is None]
+        for name in dict.fromkeys(problems[i] for i in todo):
+            idx = [i for i in todo if problems[i] == name]
+            for i, r in zip(idx, self._evaluate([texts[i] for i in idx], name, self.measure)):
+                results[i] = r
+        for i, r in enumerate(results):
+            if self.archives is not None and r.status == "ok" and used[i] is not None and problems[i] in self.archives:
+                self.archives[problems[i]].add(used[i], r.gflops, sources[i])
+        return results
+
+    def __call__(self, completions: list[Any], **kwargs: Any) -> list[float]:
+        self.started = time.monotonic()
+        problems = kwargs.get("problem") or [self.problem] * len(completions)
+        self.last = self.results(completions, problems, kwargs.get("permitted"))
+        self.last_permitted = [descriptor(p) if p is not None else None for p in kwargs.get("permitted") or []]
+        self.last_rows, self.last_stages = list(kwargs.get("row") or []), list(kwargs.get("stage") or [])
+        self.last_problems = list(problems)
+        self.finished = time.monotonic()
+        self.seconds = self.finished - self.started
+        return [reward_from_result(r, self.reward) for r in self.last]

@@ -1,0 +1,292 @@
+"""Staged Quality-Diversity (SQD): stages, per-problem permitted sets, and the QD archive.
+
+This is the lab's reading of the paper's SQD, not a copy of its code:
+
+- techniques T = lab.techniques.TECHNIQUES (7 of them);
+- a training prompt is (problem, permitted subset P of T), stated in the prompt
+  text (lab.policy.prompts.prompt_text);
+- stage s (1-based) permits subsets of size <= s; the last stage permits all of T;
+- each prompt's P is sampled per problem from the current stage, favouring
+  subsets whose archive cell is empty or weak;
+- the archive is MAP-Elites style (a pyribs GridArchive with one binary measure
+  per technique): descriptor = the techniques detected in correct code, elite =
+  the best-GFLOPS source per cell; stats = coverage, QD score, best;
+- code that uses a technique outside P is `forbidden` (`permission_violation`,
+  applied by the GRPO reward, lab.rl.reward.HarnessReward);
+- stages advance on a step budget or when the archive covers a share of the
+  cells reachable in the current stage.
+
+`SQDSchedule` ties these together for a training run: one archive and one staged
+sampler per problem, and `rows()`, the endless prompt stream GRPO trains on (each
+row drawn when the trainer asks for it, so the stage and the archive change the
+prompts as training goes), plus `state_dict`/`load_state_dict` for checkpoints.
+
+    >>> archive = TechniqueArchive()
+    >>> archive.add(frozenset({"simd"}), 12.0, "...")
+    True
+    >>> archive.stats()["coverage"], archive.stats()["best"]
+    (0.0078125, 12.0)
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Iterable, Iterator, Sequence, Set
+
+import numpy as np
+
+from lab.config import SQDConfig
+from lab.policy.prompts import prompt_text
+from lab.techniques import TECHNIQUES
+
+
+def _bits(techniques: frozenset[str]) -> list[float]:
+    return [1.0 if t in techniques else 0.0 for t in TECHNIQUES]
+
+
+def descriptor(techniques: frozenset[str] | Sequence[str]) -> str:
+    """A technique set as one readable name, in taxonomy order: "simd+openmp", or "none"."""
+    return "+".join(t for t in TECHNIQUES if t in techniques) or "none"
+
+
+class TechniqueArchive:
+    """MAP-Elites archive over technique sets, on pyribs' GridArchive (2 bins per technique).
+
+    pyribs keeps the numeric side (elites, thresholds, coverage, QD score); sources
+    are text, which pyribs' arrays do not hold, so they live in a dict keyed by cell.
+    """
+
+    def __init__(self) -> None:
+        # Imported here: pyribs loads torch and scikit-learn (about 2 s), which commands that only
+        # score kernels (`lab score`) should not pay for.
+        from ribs.archives import GridArchive
+
+        self._archive = GridArchive(solution_dim=1, dims=[2] * len(TECHNIQUES), ranges=[(0.0, 1.0)] * len(TECHNIQUES))
+        self._sources: dict[int, str] = {}
+        self._sets: dict[int, frozenset[str]] = {}
+
+    def _index(self, techniques: frozenset[str]) -> int:
+        return int(self._archive.index_of(np.array([_bits(techniques)]))[0])
+
+    def add(self, techniques: frozenset[str], gflops: float, source: str) -> bool:
+        """Offer a correct kernel; True if it became its cell's elite."""
+        status = self._archive.add(np.array([[0.0]]), np.array([gflops]), np.array([_bits(techniques)]))["status"]
+        improved = int(status[0]) > 0
+        if improved:
+            idx = self._index(techniques)
+            self._sources[idx], self._sets[idx] = source, frozenset(techniques)
+        return improved
+
+    def best(self, techniques: frozenset[str]) -> float | None:
+        return self.best_of([techniques])[0]
+
+    def best_of(self, sets: Sequence[frozenset[str]]) -> list[float | None]:
+        """The elite GFLOPS of each set's cell (None where empty), with one read of the archive."""
+        if not sets:
+            return []
+        data = self._archive.data()
+        filled = dict(zip(data["index"].tolist(), data["objective"].tolist()))
+        return [filled.get(int(i)) for i in self._archive.index_of(np.array([_bits(t) for t in sets]))]
+
+    def elite_source(self, techniques: frozenset[str]) -> str | None:
+        return self._sources.get(self._index(techniques))
+
+    def cells(self) -> dict[str, float]:
+        """Descriptor ("simd+openmp", "none") -> best GFLOPS, for every filled cell, best first."""
+        return {e["descriptor"]: e["gflops"] for e in self.elites()}
+
+    def elites(self) -> list[dict]:
+        """Every elite (descriptor, techniques, GFLOPS, source), best first; `from_elites` takes it back."""
+        data = self._archive.data()
+        out = [
+            {
+                "descriptor": descriptor(self._sets[int(idx)]),
+                "techniques": [t for t in TECHNIQUES if t in self._sets[int(idx)]],
+                "gflops": float(obj),
+                "source": self._sources[int(idx)],
+            }
+            for idx, obj in zip(data["index"], data["objective"])
+        ]
+        return sorted(out, key=lambda e: -e["gflops"])
+
+    @classmethod
+    def from_elites(cls, elites: list[dict]) -> TechniqueArchive:
+        archive = cls()
+        for e in elites:
+            archive.add(frozenset(e["techniques"]), e["gflops"], e["source"])
+        return archive
+
+    def stats(self) -> dict:
+        s = self._archive.stats
+        return {
+            "coverage": float(s.coverage),
+            "qd_score": float(s.qd_score),
+            "cells_filled": int(s.num_elites),
+            "best": float(s.obj_max) if s.num_elites else None,
+        }
+
+
+def subsets_up_to(size: int) -> list[frozenset[str]]:
+    return [frozenset(c) for k in range(0, size + 1) for c in itertools.combinations(TECHNIQUES, k)]
+
+
+class StagedSampler:
+    """Which permitted sets the prompts of the current stage state, and when the stage advances."""
+
+    def __init__(self, config: SQDConfig, archive: TechniqueArchive, seed: int = 0):
+        self.config, self.archive, self.rng = config, archive, random.Random(seed)
+        self.stage, self.steps_in_stage = 1, 0
+        self.history: list[dict] = [{"step": 0, "stage": 1}]
+
+    @property
+    def last_stage(self) -> int:
+        return len(TECHNIQUES)
+
+    def permitted_sets(self) -> list[frozenset[str]]:
+        """Subsets of size <= stage (the last stage permits every subset, all of T included)."""
+        return subsets_up_to(self.stage)
+
+    def _weight(self, best: float | None, median: float | None) -> float:
+        if best is None:
+            return self.config.empty_weight
+        return self.config.weak_weight if median is not None and best < median else self.config.strong_weight
+
+    def sample(self, k: int = 1) -> list[frozenset[str]]:
+        """k permitted sets for this step's prompts, favouring empty or weak cells."""
+        options = self.permitted_sets()
+        bests = self.archive.best_of(options)
+        filled = [b for b in bests if b is not None]
+        median = float(np.median(filled)) if filled else None
+        return self.rng.choices(options, weights=[self._weight(b, median) for b in bests], k=k)
+
+    def stage_coverage(self) -> float:
+        bests = self.archive.best_of(self.permitted_sets())
+        return sum(b is not None for b in bests) / len(bests)
+
+    def end_step(self, step: int) -> bool:
+        """Call after each training step; returns True when the stage advanced."""
+        self.steps_in_stage += 1
+        if self.stage >= self.last_stage:
+            return False
+        by_budget = self.steps_in_stage >= self.config.steps_per_stage
+        by_coverage = (
+            self.config.coverage_to_advance is not None and self.stage_coverage() >= self.config.coverage_to_advance
+        )
+        if by_budget or by_coverage:
+            self.stage += 1
+            self.steps_in_stage = 0
+            self.history.append(
+                {"step": step, "stage": self.stage, "reason": "coverage" if by_coverage and not by_budget else "budget"}
+            )
+            return True
+        return False
+
+
+def _rng_state(rng: random.Random) -> list:
+    version, internal, gauss = rng.getstate()
+    return [version, list(internal), gauss]
+
+
+class SQDSchedule:
+    """The live state of an SQD training run: per problem, an archive and a staged sampler.
+
+    `rows()` is the prompt stream: an endless generator, each row drawn only when the
+    trainer pulls it, from the current stage and archive. Each row carries its id and
+    the stage it was drawn in. Scored kernels reach the archives from the reward
+    function (lab.rl.reward.HarnessReward); after each training step, `end_step` advances
+    the stages and forgets the rows that were trained on. Rows drawn ahead of training
+    (the dataloader fetches a batch early) are `pending`: a checkpoint keeps them, and a
+    resumed stream yields them first, so a resumed run sees the prompts the killed one
+    would have seen.
+    """
+
+    def __init__(
+        self,
+        problems: Sequence[str],
+        config: SQDConfig | None = None,
+        seed: int = 0,
+        archives: dict[str, TechniqueArchive] | None = None,
+    ):
+        if not problems:
+            raise ValueError("SQD needs at least one problem")
+        self.problems, self.config = list(problems), config or SQDConfig()
+        self.archives = archives if archives is not None else {p: TechniqueArchive() for p in self.problems}
+        self.samplers = {
+            p: StagedSampler(self.config, self.archives[p], seed=seed * 1009 + i) for i, p in enumerate(self.problems)
+        }
+        self.next_row = 0
+        self.pending: list[dict] = []  # drawn, not yet trained on
+
+    def rows(self) -> Iterator[dict]:
+        """Training rows: id, the prompt (stating its permitted set), problem, the set, and stage."""
+        yield from list(self.pending)
+        while True:
+            problem = self.problems[self.next_row % len(self.problems)]
+            sampler = self.samplers[problem]
+            permitted = sampler.sample(1)[0]
+            row = {
+                "row": self.next_row,
+                "prompt": [{"role": "user", "content": prompt_text(problem, permitted)}],
+                "problem": problem,
+                "permitted": [t for t in TECHNIQUES if t in permitted],
+                "stage": sampler.stage,
+            }
+            self.next_row += 1
+            self.pending.append(row)
+            yield row
+
+    def end_step(self, step: int, trained_rows: Iterable[int] = (), final: bool = False) -> None:
+        """After training step `step` on `trained_rows`: forget those rows and, unless it was
+        the run's last step (nothing would train on a new stage), let the stages advance."""
+        done = max(trained_rows, default=-1)
+        self.pending = [r for r in self.pending if r["row"] > done]
+        if not final:
+            for sampler in self.samplers.values():
+                sampler.end_step(step)
+
+    def stages(self) -> dict[str, int]:
+        return {p: s.stage for p, s in self.samplers.items()}
+
+    def history(self) -> dict[str, list[dict]]:
+        return {p: list(s.history) for p, s in self.samplers.items()}
+
+    def state_dict(self) -> dict:
+        """Samplers (stage, step count, history, RNG), the next row id and the pending rows;
+        the archives are saved on their own."""
+        return {
+            "samplers": {
+                p: {
+                    "stage": s.stage,
+                    "steps_in_stage": s.steps_in_stage,
+                    "history": s.history,
+                    "rng": _rng_state(s.rng),
+                }
+                for p, s in self.samplers.items()
+            },
+            "next_row": self.next_row,
+            "pending": self.pending,
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        for p, sampler in self.samplers.items():
+            saved = state["samplers"][p]
+            sampler.stage, sampler.steps_in_stage = saved["stage"], saved["steps_in_stage"]
+            sampler.history = list(saved["history"])
+            version, internal, gauss = saved["rng"]
+            sampler.rng.setstate((version, tuple(internal), gauss))
+        self.next_row, self.pending = state["next_row"], list(state["pending"])
+
+
+def permission_violation(used: Set[str], permitted: Iterable[str] | None) -> str | None:
+    """Why code using the techniques `used` breaks the prompt's permitted set, or None.
+
+    >>> permission_violation({"simd", "openmp"}, ["simd"])
+    'uses openmp, which the prompt did not permit'
+    """
+    if permitted is None:
+        return None
+    extra = set(used) - set(permitted)
+    if not extra:
+        return None
+    return f"uses {', '.join(t for t in TECHNIQUES if t in extra)}, which the prompt did not permit"

@@ -1,0 +1,315 @@
+"""GRPO on the measured reward: TRL's GRPOTrainer built from a typed config.
+
+    from lab.config import load_config
+    from lab.rl.train import train
+    train(load_config("configs/default.yaml").experiment("grpo"))   # into runs/grpo/
+
+No trainer subclass: the harness enters as TRL's reward function
+(lab.rl.reward.HarnessReward, which scores each batch in parallel through
+evaluate_batch, measured as the experiment's `measure` says), and logging as a
+callback. Per step, `train_log.jsonl` gets TRL's
+own metrics (loss, reward mean/std, completion length, the share of groups whose
+rewards have zero spread) plus what the harness saw (status counts, mean and best
+GFLOPS of ok completions) and the step's time split into generation, reward
+scoring and update.
+
+With `sqd` set (lab.config.SQDConfig), the prompts come from an SQD schedule instead
+of the plain problem prompt: a live stream (a datasets.IterableDataset over
+SQDSchedule.rows) whose permitted sets follow the current stage and archive, and
+each row's permitted set goes to the reward, which scores code using anything
+else as `forbidden` without compiling it. The accelerate dataloader fetches one
+batch ahead, so the prompts of step t+1 are drawn when step t's batch is handed
+out, from the stage and archive as they stood after step t-1; each row carries the
+stage it was drawn in, and that is what the log records. Every run, SQD or not, keeps a technique archive of
+the correct kernels its reward saw (for SQD it steers sampling; for GRPO-only it
+only observes), logs its coverage per step and writes it to `archive.json`.
+
+Checkpoints go to `output_dir` every `save_steps` (with the archive and the SQD
+state, drawn-but-untrained prompts included, beside the model); the same command
+on the same output_dir resumes from the last one, and refuses checkpoints made
+with a different config. On a CUDA machine with unsloth installed
+(`pip install .[gpu]`), `train.use_unsloth` loads the model through unsloth and
+`train.use_vllm` switches TRL's generation to vLLM; both are off by default and
+guarded, so the CPU path never imports them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Set
+from pathlib import Path
+
+from lab.config import ExperimentConfig
+from lab.files import JsonlAppender, read_json, read_jsonl, write_json, write_jsonl
+from lab.policy.prompts import prompt_text
+from lab.rl.reward import HarnessReward
+from lab.rl.sqd import SQDSchedule, TechniqueArchive
+
+ARCHIVE_STATE = "archive_state.json"  # in each checkpoint folder, beside the Trainer's own files
+
+
+def _step_callback(reward_fn: HarnessReward, log_path: Path | None, schedule: SQDSchedule | None):
+    """The TrainerCallback that logs, advances SQD and checkpoints the archive."""
+    from transformers import TrainerCallback
+
+    class StepLog(TrainerCallback):
+        """Per step: advances the SQD schedule, appends one JSON line to the log (TRL's metrics
+        plus the harness's view, the archive and, under SQD, the stage the step's prompts
+        were drawn in and their permitted sets), and saves the archive state into each
+        checkpoint.
+
+        Within a GRPO step, generation comes first, then reward scoring, then the
+        forward/backward pass and the optimizer step; the callback's step boundaries and
+        the reward function's own timestamps split the step into those three parts."""
+
+        def __init__(self):
+            self.t_begin = self.t_end = time.monotonic()
+            self.log = JsonlAppender(log_path) if log_path is not None else None
+
+        def on_step_begin(self, args, state, control, **kwargs):
+            self.t_begin = time.monotonic()
+
+        def on_step_end(self, args, state, control, **kwargs):
+            self.t_end = time.monotonic()
+            if schedule is not None:
+                schedule.end_step(state.global_step, reward_fn.last_rows, final=state.global_step >= args.max_steps)
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if self.log is None or not logs or "loss" not in logs:
+                return
+            results = reward_fn.last
+            ok = [r.gflops for r in results if r.status == "ok"]
+            scored_now = self.t_begin <= reward_fn.started <= self.t_end
+            record = {
+                "step": state.global_step,
+                **{k: v for k, v in logs.items() if isinstance(v, (int, float))},
+                "status_counts": dict(Counter(r.status for r in results)),
+                "mean_gflops_ok": sum(ok) / len(ok) if ok else None,
+                "best_gflops_ok": max(ok) if ok else None,
+                "step_s": self.t_end - self.t_begin,
+                "generation_s": (reward_fn.started - self.t_begin) if scored_now else None,
+                "reward_s": reward_fn.seconds if scored_now else 0.0,
+                "update_s": (self.t_end - reward_fn.finished) if scored_now else self.t_end - self.t_begin,
+                "archive": {p: a.stats() for p, a in (reward_fn.archives or {}).items()},
+            }
+            if schedule is not None:
+                # One entry per prompt of the step (the group's completions share it). The
+                # stage is the one the prompts were drawn in: the dataloader draws a batch a
+                # step early, so right after an advance it lags the schedule's by one step.
+                group = max(1, args.num_generations)
+                stages: dict[str, int] = {}
+                for problem, stage in zip(reward_fn.last_problems, reward_fn.last_stages):
+                    stages[problem] = max(stage, stages.get(problem, 0))
+                record.update(stage=stages, permitted=reward_fn.last_permitted[::group])
+            self.log.append(record)
+
+        def on_save(self, args, state, control, **kwargs):
+            ckpt = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            write_json(ckpt / ARCHIVE_STATE, _archive_state(reward_fn.archives or {}, schedule))
+
+    return StepLog()
+
+
+def _archive_state(archives: dict[str, TechniqueArchive], schedule: SQDSchedule | None) -> dict:
+    return {
+        "archives": {p: a.elites() for p, a in archives.items()},
+        "sqd": schedule.state_dict() if schedule is not None else None,
+    }
+
+
+def _dataset(config: ExperimentConfig, schedule: SQDSchedule | None):
+    from datasets import Dataset, IterableDataset
+
+    if schedule is not None:
+        return IterableDataset.from_generator(schedule.rows)
+    prompt = [{"role": "user", "content": prompt_text(config.problem)}]
+    rows = config.train.steps * config.train.prompts_per_step
+    return Dataset.from_dict({"prompt": [prompt] * rows, "problem": [config.problem] * rows})
+
+
+def _load_model(config: ExperimentConfig):
+    import torch
+
+    if config.train.use_unsloth:
+        if not torch.cuda.is_available():
+            raise RuntimeError("use_unsloth needs a CUDA GPU")
+        from unsloth import FastLanguageModel  # noqa: PLC0415 - GPU-only dependency
+
+        model, tokenizer = FastLanguageModel.from_pretrained(config.model, load_in_4bit=False)
+        return model, tokenizer
+    from lab.policy.sample import load_policy
+
+    model, tokenizer = load_policy(config.model)
+    return model, tokenizer
+
+
+def last_checkpoint(output_dir: str | Path) -> str | None:
+    """The newest complete checkpoint: the Trainer writes trainer_state.json last and the
+    step callback then adds the archive state, so a run killed while saving leaves a
+    folder without them, which is skipped."""
+    ckpts = sorted(
+        (
+            p
+            for p in Path(output_dir).glob("checkpoint-*")
+            if (p / "trainer_state.json").exists() and (p / ARCHIVE_STATE).exists()
+        ),
+        key=lambda p: int(p.name.split("-")[1]),
+    )
+    return str(ckpts[-1]) if ckpts else None
+
+
+def build_trainer(
+    config: ExperimentConfig,
+    output_dir: str | Path,
+    log_path: Path | None = None,
+    extra_reward_funcs: list | None = None,
+    archive_state: dict | None = None,
+):
+    """The GRPOTrainer for `config` (without training), checkpointing into `output_dir`;
+    `extra_reward_funcs` are added to the harness reward (TRL sums them), e.g. for shaping
+    experiments; `archive_state` (from a checkpoint) restores the archive and SQD schedule. The reward function is
+    `trainer.harness_reward`, the schedule (None without SQD) `trainer.sqd_schedule`."""
+    import torch
+    from trl import GRPOConfig, GRPOTrainer
+
+    t = config.train
+    if (t.use_vllm or t.use_unsloth) and not torch.cuda.is_available():
+        raise RuntimeError("use_vllm and use_unsloth need a CUDA GPU; leave them off on CPU")
+    model, tokenizer = _load_model(config)
+    saved = archive_state or {}
+    archives = {config.problem: TechniqueArchive.from_elites((saved.get("archives") or {}).get(config.problem, []))}
+    schedule = None
+    if config.sqd is not None:
+        schedule = SQDSchedule([config.problem], config.sqd, seed=config.seed, archives=archives)
+        if saved.get("sqd"):
+            schedule.load_state_dict(saved["sqd"])
+    reward_fn = HarnessReward(config.problem, config.reward, config.measure, archives=archives)
+    args = GRPOConfig(
+        output_dir=str(output_dir),
+        max_steps=t.steps,
+        learning_rate=t.learning_rate,
+        per_device_train_batch_size=t.batch_size,
+        num_generations=t.group_size,
+        temperature=t.temperature,
+        max_completion_length=t.max_completion_length,
+        loss_type=t.loss_type,
+        beta=t.beta,
+        seed=config.seed,
+        logging_steps=1,
+        save_steps=t.save_steps,
+        save_strategy="steps",
+        report_to=[],
+        bf16=False,
+        use_cpu=not torch.cuda.is_available(),
+        use_vllm=t.use_vllm,
+        top_k=0,
+        top_p=1.0,
+        disable_tqdm=False,
+        dataloader_num_workers=0,
+        # The SQD stream is live state: shuffling would buffer rows ahead, and skipping the
+        # batches a resumed run already did would only burn samples (the state is restored).
+        shuffle_dataset=schedule is None,
+        ignore_data_skip=schedule is not None,
+    )
+    peft_config = None
+    if t.lora:
+        from peft import LoraConfig
+
+        peft_config = LoraConfig(
+            r=t.lora_rank, lora_alpha=2 * t.lora_rank, task_type="CAUSAL_LM", target_modules="all-linear"
+        )
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=[reward_fn, *(extra_reward_funcs or [])],
+        args=args,
+        train_dataset=_dataset(config, schedule),
+        processing_class=tokenizer,
+        peft_config=peft_config,
+    )
+    trainer.add_callback(_step_callback(reward_fn, log_path, schedule))
+    trainer.harness_reward, trainer.sqd_schedule = reward_fn, schedule
+    return trainer
+
+
+#: Fields of an experiment that do not change what training does (where results go, how
+#: the trained policy is evaluated afterwards).
+_NOT_TRAINING = frozenset({"name", "results_dir", "runs_dir", "evaluation"})
+
+
+def training_config(config: ExperimentConfig) -> dict:
+    """The part of an experiment's config that determines its training run (saved beside it)."""
+    return {k: v for k, v in config.to_dict().items() if k not in _NOT_TRAINING}
+
+
+def _flat(config: dict, prefix: str = "") -> dict:
+    """{"train": {"steps": 2}} -> {"train.steps": 2}."""
+    out = {}
+    for key, value in config.items():
+        if isinstance(value, dict) and value:
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def changed_fields(saved: dict, current: dict, ignore: Set[str] = frozenset()) -> list[str]:
+    """The key paths (e.g. `train.learning_rate`; top-level keys in `ignore` left out) whose
+    values differ between two saved configs."""
+    saved = _flat({k: v for k, v in saved.items() if k not in ignore})
+    current = _flat({k: v for k, v in current.items() if k not in ignore})
+    missing = object()
+    return sorted(k for k in set(saved) | set(current) if saved.get(k, missing) != current.get(k, missing))
+
+
+def config_changes(output_dir: str | Path, config: ExperimentConfig) -> list[str]:
+    """The fields in which the training config saved in output_dir differs from `config`
+    (nothing saved there: none)."""
+    saved = Path(output_dir) / "train_config.json"
+    return changed_fields(read_json(saved), training_config(config)) if saved.exists() else []
+
+
+def train(config: ExperimentConfig, output_dir: str | Path | None = None) -> Path:
+    """Run (or resume) GRPO into `output_dir` (default: the experiment's run_dir); returns the
+    directory of the final model (`archive.json` and `train_log.jsonl` beside it)."""
+    out = Path(output_dir or config.run_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    resume = last_checkpoint(out)
+    differ = config_changes(out, config) if resume is not None else []
+    if differ:
+        raise ValueError(
+            f"{out} holds checkpoints of a different training config (differs in: "
+            f"{', '.join(differ)}); delete it or train into another output_dir"
+        )
+    write_json(out / "train_config.json", training_config(config))
+    log_path = out / "train_log.jsonl"
+    done = int(Path(resume).name.split("-")[1]) if resume else 0
+    if resume is None and log_path.exists():
+        log_path.unlink()  # a fresh run starts a fresh log
+    elif resume is not None and log_path.exists():
+        # Keep only the steps the checkpoint covers; later ones will be redone.
+        write_jsonl(log_path, [row for row in read_jsonl(log_path) if row["step"] <= done])
+    state = read_json(Path(resume) / ARCHIVE_STATE) if resume else None
+    trainer = build_trainer(config, out, log_path, archive_state=state)
+    if done >= config.train.steps:
+        # Killed after the last checkpoint (e.g. while evaluating): nothing is left to train.
+        # Trainer.train would still run one more step when resuming at max_steps on a stream
+        # without a length (the SQD prompts), so only the weights are restored.
+        trainer._load_from_checkpoint(resume)
+    else:
+        trainer.train(resume_from_checkpoint=resume)
+    final = out / "final"
+    trainer.save_model(str(final))
+    trainer.processing_class.save_pretrained(str(final))
+    write_json(out / "archive.json", archive_summary(trainer.harness_reward.archives, trainer.sqd_schedule))
+    return final
+
+
+def archive_summary(archives: dict[str, TechniqueArchive], schedule: SQDSchedule | None) -> dict:
+    """Per problem: archive stats, cells (descriptor -> best GFLOPS), elites with their
+    sources, and (under SQD) the stage history."""
+    history = schedule.history() if schedule is not None else {}
+    return {
+        p: {**a.stats(), "cells": a.cells(), "stage_history": history.get(p), "elites": a.elites()}
+        for p, a in archives.items()
+    }

@@ -1,0 +1,163 @@
+"""lab.config and `lab run`: strict YAML, inheritance, one-line errors, the resolved config."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from lab.cli import main
+from lab.config import ConfigError, ExperimentConfig, load_config
+from tests.conftest import ROOT
+
+CONFIGS = ROOT / "configs"
+
+
+@pytest.mark.parametrize("name", ["default", "smoke", "paper"])
+def test_shipped_configs_load_with_the_three_arms(name):
+    config = load_config(CONFIGS / f"{name}.yaml")
+    assert list(config.experiments) == ["baseline", "grpo", "grpo_sqd"]
+    assert config.experiment("baseline").kind == "baseline" and config.experiment("grpo").sqd is None
+    assert config.experiment("grpo_sqd").sqd is not None
+
+
+def test_arms_share_settings_and_smoke_inherits_from_default():
+    default, smoke = load_config(CONFIGS / "default.yaml"), load_config(CONFIGS / "smoke.yaml")
+    grpo, sqd = default.experiment("grpo"), default.experiment("grpo_sqd")
+    assert grpo.train == sqd.train and grpo.measure == sqd.measure and grpo.reward == sqd.reward
+    assert grpo.train.learning_rate == 1e-4  # one value, used by every arm (no notebook copy)
+    s = smoke.experiment("grpo")
+    assert s.train.steps == 2 and s.train.learning_rate == grpo.train.learning_rate  # changed / inherited
+    assert s.measure.n == 64 and s.measure.threads == grpo.measure.threads
+    assert smoke.experiment("grpo_sqd").sqd.steps_per_stage == 1
+
+
+def write(tmp_path, text: str, name: str = "c.yaml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_overrides_apply_to_all_or_one_experiment(tmp_path):
+    base = CONFIGS / "default.yaml"
+    config = load_config(base, ["train.steps=7", "experiments.grpo_sqd.train.steps=9", "measure.n=null"])
+    assert config.experiment("grpo").train.steps == 7 and config.experiment("grpo_sqd").train.steps == 9
+    assert load_config(base, ["train.learning_rate=1e-5"]).experiment("grpo").train.learning_rate == 1e-5
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("train:\n  stpes: 3\n", r"c\.yaml: train\.stpes: unknown key; expected one of: steps, "),
+        ("measure:\n  threads: two\n", r"c\.yaml: measure\.threads: input should be a valid integer, got 'two'"),
+        ("train:\n  steps: 0\n", r"c\.yaml: train\.steps: input should be greater than or equal to 1, got 0"),
+        (
+            "experiments:\n  grpo:\n    train: {group_size: 1}\n",
+            r"c\.yaml: experiments\.grpo\.train\.group_size: input should be greater than or equal to 2",
+        ),
+        (
+            "reward:\n  positive: fast\n",
+            r"c\.yaml: reward\.positive: input should be 'gflops', 'speedup' or 'log_speedup'",
+        ),
+        ("sampels: 3\n", r"c\.yaml: sampels: unknown key; expected one of: name, kind, model"),
+        (
+            "experiments:\n  grpo:\n    sqd: {stpes_per_stage: 1}\n",
+            r"c\.yaml: experiments\.grpo\.sqd\.stpes_per_stage: unknown key",
+        ),
+        ("evaluation: 5\n", r"c\.yaml: evaluation: input should be a dictionary"),
+    ],
+)
+def test_bad_configs_name_file_key_and_expectation(tmp_path, text, expected):
+    path = write(tmp_path, f"defaults: {CONFIGS / 'default.yaml'}\n{text}")
+    with pytest.raises(ConfigError, match=expected) as err:
+        load_config(path)
+    assert "\n" not in str(err.value)
+
+
+def test_errors_in_an_inherited_file_name_that_file(tmp_path):
+    write(tmp_path, f"defaults: {CONFIGS / 'default.yaml'}\ntrain:\n  steps: -1\n", "parent.yaml")
+    child = write(tmp_path, "defaults: parent.yaml\n", "child.yaml")
+    with pytest.raises(ConfigError, match=r"parent\.yaml: train\.steps:"):
+        load_config(child)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("defaults: nowhere.yaml\n", "nowhere.yaml: no such config file"),
+        ("defaults: c.yaml\n", "inheritance cycle"),
+        ("train: [1, 2\n", "not valid YAML"),
+        ("- a\n- b\n", "expected a mapping"),
+        ("model: m\n", "the file names no experiment"),
+    ],
+)
+def test_unusable_files_fail_with_one_line(tmp_path, text, expected):
+    with pytest.raises(ConfigError, match=expected):
+        load_config(write(tmp_path, text))
+
+
+def test_set_needs_key_and_value():
+    with pytest.raises(ConfigError, match="expected key.path=value"):
+        load_config(CONFIGS / "default.yaml", ["train.steps"])
+
+
+def test_resolved_config_round_trips():
+    cfg = load_config(CONFIGS / "default.yaml").experiment("grpo_sqd")
+    assert ExperimentConfig.from_dict(cfg.to_dict()) == cfg
+
+
+def test_run_dry_run_prints_the_resolved_config(capsys):
+    assert (
+        main(
+            [
+                "run",
+                "--config",
+                str(CONFIGS / "default.yaml"),
+                "--experiment",
+                "grpo",
+                "--dry-run",
+                "--set",
+                "train.steps=3",
+            ]
+        )
+        == 0
+    )
+    printed = yaml.safe_load(capsys.readouterr().out)
+    assert printed == load_config(CONFIGS / "default.yaml", ["train.steps=3"]).experiment("grpo").to_dict()
+    assert printed["train"]["steps"] == 3 and printed["name"] == "grpo"
+
+
+def test_run_with_an_unknown_key_exits_2_with_one_line(tmp_path):
+    path = write(tmp_path, f"defaults: {CONFIGS / 'default.yaml'}\ntrain:\n  stpes: 3\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "lab.cli", "run", "--config", str(path), "--experiment", "grpo", "--dry-run"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "train.stpes: unknown key" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["--experiment", "nope"], "no experiment 'nope'; this file has: baseline, grpo, grpo_sqd"),
+        (["--experiment", "grpo", "--set", "problem=dgemmm"], "unknown problem 'dgemmm'; known: dgemm, dgemv"),
+    ],
+)
+def test_run_refuses_unknown_experiments_and_problems(argv, expected, capsys):
+    assert main(["run", "--config", str(CONFIGS / "default.yaml"), "--dry-run", *argv]) == 2
+    assert expected in capsys.readouterr().err
+
+
+def test_version_and_help_with_defaults(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.startswith("lab 0.")
+    for command in ("run", "score", "score-batch", "compare", "sample"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        assert "(default:" in capsys.readouterr().out

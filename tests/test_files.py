@@ -1,0 +1,57 @@
+"""lab.files and lab.paths: results survive a crash, locations are read when asked."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from lab import paths
+from lab.files import JsonlAppender, read_jsonl, tree_hash, write_json, write_jsonl
+
+
+def test_write_json_replaces_whole_files_and_leaves_no_temporaries(tmp_path):
+    target = tmp_path / "deep" / "metrics.json"
+    write_json(target, {"a": 1})
+    write_json(target, {"a": 2, "b": [1, 2]})
+    assert json.loads(target.read_text()) == {"a": 2, "b": [1, 2]}
+    assert os.listdir(target.parent) == ["metrics.json"]
+
+
+def test_a_failed_write_keeps_the_old_file(tmp_path):
+    target = tmp_path / "metrics.json"
+    write_json(target, {"complete": True})
+    with pytest.raises(TypeError):
+        write_jsonl(target, [object.__new__(type("Unserializable", (), {"__str__": None}))])
+    assert json.loads(target.read_text()) == {"complete": True} and os.listdir(tmp_path) == ["metrics.json"]
+
+
+def test_jsonl_appends_flushed_lines_and_reading_skips_a_torn_tail(tmp_path):
+    log = JsonlAppender(tmp_path / "train_log.jsonl")
+    log.append({"step": 1})
+    log.append({"step": 2})
+    with open(log.path, "a") as f:
+        f.write('{"step": 3, "lo')  # a writer killed mid-line
+    assert read_jsonl(log.path) == [{"step": 1}, {"step": 2}]
+    log.path.write_text('{"step": 1}\nnot json\n{"step": 3}\n')
+    with pytest.raises(json.JSONDecodeError):  # damage inside the file is not silently skipped
+        read_jsonl(log.path)
+
+
+def test_tree_hash_sees_every_file(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "x.py").write_text("1")
+    (tmp_path / "b.h").write_text("2")
+    before = tree_hash(tmp_path)
+    (tmp_path / "a" / "x.py").write_text("3")
+    assert tree_hash(tmp_path) != before
+    assert tree_hash(tmp_path, skip={"a"}) == tree_hash(tmp_path, skip={"a"}) != tree_hash(tmp_path)
+
+
+def test_paths_follow_the_environment_at_call_time(tmp_path, monkeypatch):
+    monkeypatch.setenv("LAB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("LAB_HARNESS_DIR", str(tmp_path / "harness"))
+    assert paths.cache_dir() == tmp_path / "cache" and paths.harness_dir() == tmp_path / "harness"
+    monkeypatch.delenv("LAB_HARNESS_DIR")
+    assert (paths.harness_dir() / "bench.h").is_file() and paths.repo_root() is not None
