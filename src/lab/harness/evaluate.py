@@ -50,6 +50,7 @@ from tqdm.auto import tqdm
 
 from lab import paths
 from lab.config import MeasureConfig
+from lab.files import tree_hash
 from lab.harness import sandbox, static_check
 from lab.harness.build import BuildConfig, compile_argv, driver_object, link_argv, preprocess_argv
 from lab.harness.extract import FormatError, code_blocks, extract_source
@@ -94,12 +95,8 @@ def _fail(status: str, detail: str, **kw: Any) -> EvalResult:
 def _code_fingerprint() -> str:
     """Hash of the evaluator's own code (every module of lab.harness and the config schema), so a
     changed evaluator never reuses stale results."""
-    h = hashlib.sha256()
     here = Path(__file__).parent
-    for path in sorted([*here.rglob("*.py"), here.parent / "config.py"]):
-        h.update(path.name.encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()[:16]
+    return tree_hash(here) + "-" + hashlib.sha256((here.parent / "config.py").read_bytes()).hexdigest()[:8]
 
 
 def parse_report(raw: bytes) -> dict[str, str]:
