@@ -59,10 +59,13 @@ test-fast: $(STAMP)
 # reused (so the committed results regenerate unchanged); FRESH=1 measures everything again.
 reproduce: $(if $(FRESH),fresh) seed-model $(RESULT_FILES) experiments
 
+# What FRESH=1 forgets: the result files, each experiment's metrics and checkpoints, and the
+# evaluation cache (the seed policy is kept: its build is deterministic, not a measurement).
 fresh: $(STAMP)
 	rm -f $(RESULT_FILES) results/examples/*.json
-	$(BIN)/python -c "import sys; from lab.config import load_config; \
-	  [print(e.out_dir / 'metrics.json') for e in load_config('$(CONFIG)').experiments.values()]" | xargs rm -f
+	$(BIN)/python -c "from lab import paths; from lab.config import load_config; \
+	  [print(e.out_dir / 'metrics.json', e.run_dir) for e in load_config('$(CONFIG)').experiments.values()]; \
+	  print(paths.cache_dir() / 'evals')" | xargs rm -rf
 
 # Baseline -> GRPO -> GRPO+SQD -> figures, each notebook run by papermill with the config's path.
 experiments: $(SEED_MODEL)/config.json
