@@ -1,54 +1,79 @@
 /*
  * bench.h -- the measurement core shared by every problem's driver.
  *
- * A problem's driver.c includes this header first and then defines the problem
- * hooks declared below; this header supplies main(): argument
- * parsing, deterministic input generation, the check/timing protocol and the
- * report.  The candidate kernel is a separate translation unit and never sees
- * this file; everything here is `static`, so the linked binary exports nothing
- * a candidate could bind to by name.
+ * A problem's driver.c includes this header and defines the problem hooks declared
+ * below. The driver is compiled twice (lab/harness/build.py):
  *
- * Protocol (the parent process relies on it; see lab/sandbox.py, lab/evaluate.py):
- *   1. odd size: two calls on fresh inputs, each fully checked against the
- *      reference computed from pristine copies of the inputs;
- *   2. timed size: one checked warm-up call, then timed calls on fresh inputs
- *      (regenerated outside the timer) until min_time and min_reps are met;
- *      every timed call gets the problem's fast check (e.g. Freivalds);
- *   3. after timing: fresh inputs at both sizes, fully checked again;
- *   4. the serial textbook baseline is timed the same way in this binary.
- * Results are written once, at the end, as "key value" lines on the file
- * descriptor given by --result-fd (never stdout). They include checksums of the
- * last output at both sizes, which the parent recomputes from the seeds.
+ *   -DLAB_ROLE_MEASURER  `measure`: the trusted program. It owns the inputs, the timer,
+ *                        the checks and the report, and never executes candidate code.
+ *   -DLAB_ROLE_RUNNER    an object that, linked with the candidate's object, makes
+ *                        `runner`: the only process in which candidate code runs.
+ *
+ * The two share one memory region (a memfd) and nothing else: a control page for the
+ * handshake, then the problem's input and output arrays. The runner holds no file
+ * descriptor, no timer state, no expected value and no report channel; before it calls
+ * candidate code it installs a seccomp filter (below) that allows only what computation
+ * needs. Everything in the shared region is untrusted from the measurer's side: outputs
+ * are copied out as soon as a call returns, inputs are compared with the measurer's
+ * private pristine copies, and control words are only compared for equality.
+ *
+ * Protocol of `measure` (the parent relies on it; see lab/harness/evaluate.py):
+ *   0. the textbook serial baseline is timed here, before the runner exists, so nothing
+ *      the candidate does can slow it down;
+ *   1. the runner is started; the handshake's own cost is timed with empty requests;
+ *   2. odd size: two calls on fresh inputs, each fully checked;
+ *   3. timed size: one checked warm-up call, then timed calls on fresh inputs until
+ *      min_time and min_reps are met; every timed call gets the problem's fast check.
+ *      Between calls the runner is frozen (SIGSTOP): it cannot see the next inputs being
+ *      written. Time = median call time minus the handshake's median;
+ *   4. after timing: fresh inputs at both sizes, fully checked again;
+ *   5. the runner's CPU time between calls (work after returning, a thread left
+ *      spinning) and its threads' CPU affinity are checked from outside.
+ * Every call's inputs come from a 64-bit seed drawn from getrandom(2) just before the
+ * call, and every check vector from a seed drawn after the call's outputs were copied
+ * out, so nothing the candidate can compute predicts an input or a check. The report is
+ * written once, at the end, as "key value" lines on --result-fd, which only the
+ * measurer holds. It names the seeds of the last inputs at both sizes with a checksum of
+ * the outputs, which the parent recomputes independently.
  */
 #ifndef LAB_BENCH_H
 #define LAB_BENCH_H
 
 #define _GNU_SOURCE
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <omp.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 
-/* ---- deterministic inputs: counter-based splitmix64, mirrored in lab/problems.py ---- */
+#if defined(LAB_ROLE_MEASURER) == defined(LAB_ROLE_RUNNER)
+#error "compile with exactly one of -DLAB_ROLE_MEASURER or -DLAB_ROLE_RUNNER"
+#endif
 
-static uint64_t bench_mix(uint64_t z) {
+/* ---- inputs: counter-based splitmix64 keyed by a random seed, mirrored in lab/harness/problems.py ---- */
+
+static inline uint64_t bench_mix(uint64_t z) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     return z ^ (z >> 31);
 }
 
-/* Stream key of input array `stream` for run seed `seed`. */
-static uint64_t bench_stream_key(uint64_t seed, uint64_t stream) {
+/* Stream key of input array `stream` for seed `seed`. */
+static inline uint64_t bench_stream_key(uint64_t seed, uint64_t stream) {
     return bench_mix(seed * 0x9E3779B97F4A7C15ULL + stream + 1);
 }
 
 /* x[i] = uniform double in [-1, 1), a pure function of (seed, stream, i). */
-static void bench_fill(double *x, size_t count, uint64_t seed, uint64_t stream) {
+static inline void bench_fill(double *x, size_t count, uint64_t seed, uint64_t stream) {
     uint64_t key = bench_stream_key(seed, stream);
     for (size_t i = 0; i < count; i++) {
         uint64_t z = bench_mix(key + (uint64_t)(i + 1) * 0x9E3779B97F4A7C15ULL);
@@ -56,15 +81,231 @@ static void bench_fill(double *x, size_t count, uint64_t seed, uint64_t stream) 
     }
 }
 
-/* Poison an output buffer so that code which skips elements is caught. */
-static void bench_poison(double *x, size_t count) {
-    for (size_t i = 0; i < count; i++) x[i] = NAN;
+/* ---- the shared region: a control page, then the problem's arrays ---- */
+
+#define BENCH_CTL_BYTES 4096
+#define BENCH_OP_CALL 1
+#define BENCH_OP_NOOP 2
+#define BENCH_TRAP_EXIT 159 /* the runner's exit status after a denied system call */
+
+typedef struct {
+    uint32_t ready;   /* runner -> measurer: 1 once the sandbox is in force */
+    uint32_t go;      /* measurer -> runner: sequence number of the current request */
+    uint32_t done;    /* runner -> measurer: sequence number of the last finished request */
+    int32_t op, n;    /* the request */
+    int32_t trap_nr;  /* the system call that was denied, if any */
+} bench_ctl;
+
+static long bench_futex(uint32_t *addr, int op, uint32_t val, const struct timespec *timeout) {
+    return syscall(SYS_futex, addr, op, val, timeout, NULL, 0);
 }
 
-static void *bench_alloc(size_t count) {
+static size_t bench_align(size_t bytes) { return (bytes + 4095) & ~(size_t)4095; }
+
+/* ---- problem hooks: declared here, defined by the problem's driver.c ---- */
+
+/* Both roles: the shared arrays. */
+static size_t problem_shared_bytes(int max_n);            /* bytes of all shared arrays */
+static void problem_bind(unsigned char *shared, int max_n); /* point the shared arrays into `shared` */
+#ifdef LAB_ROLE_RUNNER
+static void problem_invoke(int n);                        /* call the candidate on the shared arrays */
+#else
+static void problem_alloc(int max_n);                     /* the measurer's private arrays */
+static void problem_fill(int n, uint64_t seed);          /* private inputs + shared copies; poison shared outputs */
+static void problem_collect(int n);                       /* copy the shared outputs into private memory */
+static void problem_call_baseline(int n);                 /* textbook serial version, on private arrays */
+static int problem_check_full(int n, double tol, char *why, size_t len);                 /* 0 = ok */
+static int problem_check_fast(int n, double tol, uint64_t seed, char *why, size_t len);  /* 0 = ok */
+static double problem_flops(int n);
+static void problem_checksum(int n, double *sum, double *abs_sum);                       /* of the outputs */
+#endif
+
+static inline void *bench_alloc(size_t count) {
     void *p = aligned_alloc(64, ((count * sizeof(double) + 63) / 64) * 64 + 64);
     if (!p) { fprintf(stderr, "bench: out of memory\n"); exit(3); }
     return p;
+}
+
+/* Poison an output buffer so that code which skips elements is caught. */
+static inline void bench_poison(double *x, size_t count) {
+    for (size_t i = 0; i < count; i++) x[i] = NAN;
+}
+
+#ifdef LAB_ROLE_RUNNER
+/* ======================================================================================
+ * The runner: maps the shared region, drops every descriptor, installs the seccomp
+ * filter, then serves requests. Candidate code runs only inside problem_invoke().
+ * ====================================================================================== */
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <sys/prctl.h>
+
+static bench_ctl *runner_ctl;
+
+/* A denied system call lands here (SECCOMP_RET_TRAP delivers SIGSYS even when blocked):
+ * record which one and leave at once. */
+static void runner_on_sigsys(int sig, siginfo_t *info, void *context) {
+    (void)sig; (void)context;
+    __atomic_store_n(&runner_ctl->trap_nr, info->si_syscall, __ATOMIC_SEQ_CST);
+    syscall(SYS_exit_group, BENCH_TRAP_EXIT);
+}
+
+#define BPF_NR offsetof(struct seccomp_data, nr)
+#define BPF_ARG_LO(k) offsetof(struct seccomp_data, args[k]) /* low 32 bits on little-endian */
+#define RET(v) BPF_STMT(BPF_RET | BPF_K, (v))
+#define IF_NR(nr, action) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), RET(action)
+#define DENY(err) (SECCOMP_RET_ERRNO | ((err) & SECCOMP_RET_DATA))
+
+/* What computation needs and nothing else (documented in the README's sandbox section):
+ *   allowed        memory (brk, munmap, mremap, madvise; mmap/mprotect without PROT_EXEC),
+ *                  futex, sched_yield, sched_getaffinity, thread creation (clone with
+ *                  CLONE_THREAD only), the per-thread setup glibc does (set_robust_list,
+ *                  rseq, rt_sigprocmask), clock reads, getpid/gettid, exit;
+ *   refused (errno) clone3 (ENOSYS, so glibc falls back to clone), sched_setaffinity,
+ *                  and the calls of glibc's crash path (write, writev, openat, tgkill,
+ *                  rt_sigaction), so a crashing kernel still dies of its own signal;
+ *   trapped        everything else: the run ends and the kernel is `forbidden`. */
+static int runner_seccomp(void) {
+    struct sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        RET(SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, BPF_NR),
+        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1), /* the x32 ABI */
+        RET(SECCOMP_RET_TRAP),
+        IF_NR(__NR_brk, SECCOMP_RET_ALLOW),
+        IF_NR(__NR_munmap, SECCOMP_RET_ALLOW),
+        IF_NR(__NR_mremap, SECCOMP_RET_ALLOW),
+        IF_NR(__NR_madvise, SECCOMP_RET_ALLOW),
+        IF_NR(__NR_futex, SECCOMP_RET_ALLOW),
+        IF_NR(__NR_sched_yield, SECCOMP_RET_ALLOW),
+        IF_NR(__NR_sched_getaffinity, SECCOMP_RET_ALLOW),
+        IF_NR(__NR_set_robust_list, SECCOMP_RET_ALLOW),
+        IF_NR(__NR_rseq, SECCOMP_RET_ALLOW),
+        IF_NR(__NR_rt_sigprocmask, SECCOMP_RET_ALLOW),
+        IF_NR(__NR_rt_sigreturn, SECCOMP_RET_ALLOW),
+        IF_NR(__NR_clock_gettime, SECCOMP_RET_ALLOW),
+        IF_NR(__NR_clock_getres, SECCOMP_RET_ALLOW),
+        IF_NR(__NR_gettimeofday, SECCOMP_RET_ALLOW),
+        IF_NR(__NR_getpid, SECCOMP_RET_ALLOW),
+        IF_NR(__NR_gettid, SECCOMP_RET_ALLOW),
+        IF_NR(__NR_exit, SECCOMP_RET_ALLOW),
+        IF_NR(__NR_exit_group, SECCOMP_RET_ALLOW),
+        IF_NR(__NR_clone3, DENY(ENOSYS)),
+        IF_NR(__NR_sched_setaffinity, DENY(EPERM)),
+        IF_NR(__NR_write, DENY(EPERM)),
+        IF_NR(__NR_writev, DENY(EPERM)),
+        IF_NR(__NR_openat, DENY(EPERM)),
+        IF_NR(__NR_tgkill, DENY(EPERM)),
+        IF_NR(__NR_rt_sigaction, DENY(EPERM)),
+        /* mmap and mprotect: never executable memory (no code the object checks did not see). */
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mmap, 1, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mprotect, 0, 4),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, BPF_ARG_LO(2)),
+        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 0, 1),
+        RET(DENY(EPERM)),
+        RET(SECCOMP_RET_ALLOW),
+        /* clone: threads only, never a new process. */
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 4),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, BPF_ARG_LO(0)),
+        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 1, 0),
+        RET(DENY(EPERM)),
+        RET(SECCOMP_RET_ALLOW),
+        RET(SECCOMP_RET_TRAP),
+    };
+    struct sock_fprog prog = {.len = (unsigned short)(sizeof filter / sizeof filter[0]), .filter = filter};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) return -1;
+    return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog);
+}
+
+int main(int argc, char **argv) {
+    int fd = -1, max_n = 0;
+    size_t bytes = 0;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--shm-fd")) fd = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--max-n")) max_n = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--bytes")) bytes = strtoull(argv[i + 1], NULL, 10);
+    }
+    if (fd < 0 || max_n < 1 || bytes != BENCH_CTL_BYTES + problem_shared_bytes(max_n)) {
+        fprintf(stderr, "runner: bad arguments\n");
+        return 2;
+    }
+    unsigned char *base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED) { perror("runner: mmap"); return 2; }
+    runner_ctl = (bench_ctl *)base;
+    problem_bind(base + BENCH_CTL_BYTES, max_n);
+    struct sigaction sa = {.sa_sigaction = runner_on_sigsys, .sa_flags = SA_SIGINFO};
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSYS, &sa, NULL)) { perror("runner: sigaction"); return 2; }
+    /* No descriptor survives: not the shared memory's, not stdin/stdout/stderr. */
+    /* Start OpenMP's thread pool now, while threads may still be created with their CPU
+     * binding (OMP_PROC_BIND); the filter below then covers every thread (TSYNC). */
+#pragma omp parallel
+    { __asm__ volatile("" ::: "memory"); }
+    if (syscall(SYS_close_range, 0U, ~0U, 0U)) return 2;
+    if (runner_seccomp()) return 2;
+
+    bench_ctl *ctl = runner_ctl;
+    __atomic_store_n(&ctl->ready, 1, __ATOMIC_SEQ_CST);
+    bench_futex(&ctl->ready, FUTEX_WAKE, 1, NULL);
+    uint32_t last = 0;
+    for (;;) {
+        uint32_t go;
+        while ((go = __atomic_load_n(&ctl->go, __ATOMIC_ACQUIRE)) == last)
+            bench_futex(&ctl->go, FUTEX_WAIT, last, NULL);
+        last = go;
+        int op = ctl->op, n = ctl->n;
+        if (op == BENCH_OP_CALL && n >= 1 && n <= max_n) problem_invoke(n);
+        __atomic_store_n(&ctl->done, go, __ATOMIC_RELEASE);
+        bench_futex(&ctl->done, FUTEX_WAKE, 1, NULL);
+    }
+}
+
+#else
+/* ======================================================================================
+ * The measurer.
+ * ====================================================================================== */
+#include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+
+/* A fresh 64-bit seed from the kernel's random pool. */
+static uint64_t bench_random_seed(void) {
+    uint64_t s = 0;
+    while (getrandom(&s, sizeof s, 0) != (ssize_t)sizeof s) {
+        if (errno != EINTR) { perror("bench: getrandom"); exit(3); }
+    }
+    return s;
+}
+
+/* memcpy in 4 KiB chunks taken in a random order: which part of an output is read first
+ * cannot be predicted, so no part of it may still be unwritten when the call returns. */
+static void bench_copy_shuffled(void *dst, const void *src, size_t bytes) {
+    enum { CHUNK = 4096 };
+    size_t chunks = (bytes + CHUNK - 1) / CHUNK;
+    static uint32_t *order;
+    static size_t cap;
+    if (chunks > cap) {
+        order = realloc(order, chunks * sizeof *order);
+        if (!order) { perror("bench: realloc"); exit(3); }
+        cap = chunks;
+    }
+    uint64_t state = bench_random_seed();
+    for (size_t i = 0; i < chunks; i++) order[i] = (uint32_t)i;
+    for (size_t i = chunks; i > 1; i--) { /* Fisher-Yates */
+        state += 0x9E3779B97F4A7C15ULL;
+        size_t j = (size_t)(bench_mix(state) % i);
+        uint32_t tmp = order[i - 1]; order[i - 1] = order[j]; order[j] = tmp;
+    }
+    for (size_t i = 0; i < chunks; i++) {
+        size_t off = (size_t)order[i] * CHUNK;
+        memcpy((char *)dst + off, (const char *)src + off, off + CHUNK <= bytes ? CHUNK : bytes - off);
+    }
 }
 
 static double bench_now(void) {
@@ -83,16 +324,6 @@ static double bench_max_err(const double *got, const double *want, size_t count,
     return worst;
 }
 
-/* ---- problem hooks: declared here, defined by the problem's driver.c ---- */
-static void problem_alloc(int max_n);
-static void problem_fill(int n, uint64_t seed);       /* inputs + pristine copies; poison outputs */
-static void problem_call(int n);                      /* the candidate */
-static void problem_call_baseline(int n);             /* textbook serial version */
-static int problem_check_full(int n, double tol, char *why, size_t len);                 /* 0 = ok */
-static int problem_check_fast(int n, double tol, uint64_t seed, char *why, size_t len);  /* 0 = ok */
-static double problem_flops(int n);
-static void problem_checksum(int n, double *sum, double *abs_sum);                       /* outputs */
-
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -104,10 +335,9 @@ static double median(double *t, int k) {
 }
 
 typedef struct {
-    int n, odd_n, threads, min_reps, max_reps, result_fd, baseline;
+    int n, odd_n, threads, min_reps, max_reps, result_fd, baseline, baseline_only;
     double min_time_s, baseline_min_time_s, tol;
-    uint64_t seed;
-    const char *nonce;
+    const char *nonce, *runner;
 } bench_args;
 
 static char bench_report[4096];
@@ -123,10 +353,161 @@ static void report(const char *fmt, ...) {
     if (bench_report_len >= sizeof bench_report) bench_report_len = sizeof bench_report - 1;
 }
 
+/* ---- the runner, from the measurer's side ---- */
+
+static bench_ctl *ctl;
+static pid_t runner_pid = -1;
+static clockid_t runner_clock;
+static uint32_t seq;
+static char runner_fate[160]; /* how the runner ended, when it ended early */
+static int runner_trapped;
+
+static double runner_cpu(void) {
+    struct timespec ts;
+    if (clock_gettime(runner_clock, &ts)) return 0.0; /* gone: its fate is reported instead */
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Record how the runner ended (a waitpid status). */
+static void runner_ended(int status) {
+    runner_pid = -1;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == BENCH_TRAP_EXIT) {
+        runner_trapped = 1;
+        snprintf(runner_fate, sizeof runner_fate, "made system call %d, which the sandbox denies",
+                 __atomic_load_n(&ctl->trap_nr, __ATOMIC_SEQ_CST));
+    } else if (WIFSIGNALED(status))
+        snprintf(runner_fate, sizeof runner_fate, "the kernel's process was killed by %s",
+                 sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "a signal");
+    else
+        snprintf(runner_fate, sizeof runner_fate, "the kernel's process exited with status %d",
+                 WEXITSTATUS(status));
+}
+
+/* Nonzero once the runner has died; fills runner_fate. */
+static int runner_gone(int block) {
+    if (runner_pid < 0) return 1;
+    int status;
+    pid_t r;
+    do r = waitpid(runner_pid, &status, block ? 0 : WNOHANG);
+    while (r < 0 && errno == EINTR);
+    if (r == 0) return 0;
+    if (r < 0) {
+        runner_pid = -1;
+        snprintf(runner_fate, sizeof runner_fate, "lost the kernel's process");
+    } else
+        runner_ended(status);
+    return 1;
+}
+
+/* Freeze the runner (every thread) and wait until it is frozen: between calls it can neither
+ * see the next inputs being written nor keep working on the last ones. -1 if it died. */
+static int runner_stop(void) {
+    if (runner_pid < 0 || kill(runner_pid, SIGSTOP)) return runner_gone(1), -1;
+    for (;;) {
+        int status;
+        pid_t r = waitpid(runner_pid, &status, WUNTRACED);
+        if (r < 0 && errno == EINTR) continue;
+        if (r == runner_pid && WIFSTOPPED(status)) return 0;
+        if (r == runner_pid) runner_ended(status);
+        else snprintf(runner_fate, sizeof runner_fate, "lost the kernel's process");
+        runner_pid = -1;
+        return -1;
+    }
+}
+
+/* Runner CPU seconds spent outside calls, and the wall time of those gaps. */
+static double idle_cpu, idle_wall, idle_mark_cpu, idle_mark_wall;
+
+static void idle_begin(void) { idle_mark_cpu = runner_cpu(); idle_mark_wall = bench_now(); }
+static void idle_end(void) {
+    idle_cpu += runner_cpu() - idle_mark_cpu;
+    idle_wall += bench_now() - idle_mark_wall;
+}
+
+/* Wait until *word == want, or the runner dies (returns -1). */
+static int wait_word(uint32_t *word, uint32_t want) {
+    const struct timespec slice = {0, 50 * 1000 * 1000};
+    for (;;) {
+        uint32_t cur = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+        if (cur == want) return 0;
+        bench_futex(word, FUTEX_WAIT, cur, &slice);
+        if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != want && runner_gone(0)) return -1;
+    }
+}
+
+/* One request to the (frozen) runner: thaw it, time the request, freeze it again.
+ * Returns the request's wall time in seconds, or -1 if the runner died. */
+static double request(int op, int n) {
+    ctl->op = op;
+    ctl->n = n;
+    uint32_t s = ++seq;
+    idle_end();
+    kill(runner_pid, SIGCONT);
+    double t0 = bench_now();
+    __atomic_store_n(&ctl->go, s, __ATOMIC_RELEASE);
+    bench_futex(&ctl->go, FUTEX_WAKE, 1, NULL);
+    if (wait_word(&ctl->done, s)) return -1.0;
+    double t = bench_now() - t0;
+    /* Copy the outputs out before freezing, in an order drawn afresh (bench_copy_shuffled):
+     * a kernel that signals "done" early and finishes in the background gets caught. */
+    if (op == BENCH_OP_CALL) problem_collect(n);
+    idle_begin();
+    return runner_stop() ? -1.0 : t;
+}
+
+static int spawn_runner(const char *path, int memfd, int max_n, size_t bytes) {
+    char fd_s[16], n_s[16], bytes_s[32];
+    snprintf(fd_s, sizeof fd_s, "%d", 3);
+    snprintf(n_s, sizeof n_s, "%d", max_n);
+    snprintf(bytes_s, sizeof bytes_s, "%zu", bytes);
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        /* fd 3 in the runner; dup2 onto itself would keep close-on-exec set. */
+        int moved = memfd == 3 ? fcntl(3, F_SETFD, 0) == 0 : dup2(memfd, 3) == 3;
+        if (!moved) _exit(126);
+        syscall(SYS_close_range, 4U, ~0U, 0U);
+        char *argv[] = {(char *)path, "--shm-fd", fd_s, "--max-n", n_s, "--bytes", bytes_s, NULL};
+        execv(path, argv);
+        _exit(127);
+    }
+    runner_pid = pid;
+    if (clock_getcpuclockid(pid, &runner_clock)) return -1;
+    return 0;
+}
+
+/* Every thread of the runner must stay on the CPUs this evaluation was granted. */
+static int runner_affinity_ok(const cpu_set_t *granted, char *why, size_t len) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)runner_pid);
+    DIR *d = opendir(path);
+    if (!d) return 1; /* no /proc here: the seccomp filter alone refuses affinity changes */
+    struct dirent *e;
+    int ok = 1;
+    while ((e = readdir(d))) {
+        int tid = atoi(e->d_name);
+        cpu_set_t set;
+        if (tid <= 0 || sched_getaffinity(tid, sizeof set, &set)) continue;
+        for (int c = 0; c < CPU_SETSIZE; c++)
+            if (CPU_ISSET(c, &set) && !CPU_ISSET(c, granted)) {
+                snprintf(why, len, "thread %d of the kernel's process may run on CPU %d, which was not granted", tid, c);
+                ok = 0;
+            }
+    }
+    closedir(d);
+    return ok;
+}
+
 /* One write(2) of the whole report, so the parent sees all of it or none. */
 static int finish(const bench_args *a, const char *status, const char *detail) {
+    if (runner_pid > 0) { /* done with it: no exit path of its own to wait for */
+        kill(runner_pid, SIGKILL);
+        while (waitpid(runner_pid, NULL, 0) < 0 && errno == EINTR) {}
+    }
     char head[512];
     int w = snprintf(head, sizeof head, "nonce %s\nstatus %s\ndetail %s\n", a->nonce, status, detail);
+    if (w < 0 || w >= (int)sizeof head) w = (int)sizeof head - 1;
     char out[sizeof head + sizeof bench_report];
     memcpy(out, head, (size_t)w);
     memcpy(out + w, bench_report, bench_report_len);
@@ -135,33 +516,17 @@ static int finish(const bench_args *a, const char *status, const char *detail) {
     return done == (ssize_t)len ? 0 : 4;
 }
 
-/* Time `call` on fresh inputs per repetition; returns reps, fills times. */
-typedef void (*bench_fn)(int);
-static int bench_time(const bench_args *a, bench_fn call, int n, double min_time, uint64_t seed0,
-                      int check, double *times, char *why, size_t len, int *failed) {
-    double total = 0.0;
-    int reps = 0;
-    *failed = 0;
-    while ((total < min_time || reps < a->min_reps) && reps < a->max_reps) {
-        uint64_t seed = seed0 + (uint64_t)reps;
-        problem_fill(n, seed);                 /* outside the timer */
-        double t0 = bench_now();
-        call(n);
-        double t1 = bench_now();
-        times[reps++] = t1 - t0;
-        total += t1 - t0;
-        if (check && problem_check_fast(n, a->tol, seed, why, len)) {
-            *failed = 1;
-            return reps;
-        }
-    }
-    return reps;
+static int runner_failed(const bench_args *a, const char *when) {
+    char detail[320];
+    runner_gone(1);
+    snprintf(detail, sizeof detail, "%s: %s", when, runner_fate);
+    return finish(a, runner_trapped ? "forbidden" : "runtime_error", detail);
 }
 
 static int parse_args(int argc, char **argv, bench_args *a) {
     *a = (bench_args){.n = 256, .odd_n = 77, .threads = 1, .min_reps = 5, .max_reps = 100000,
                       .result_fd = 3, .baseline = 1, .min_time_s = 0.2,
-                      .baseline_min_time_s = 0.1, .tol = 1e-10, .seed = 1, .nonce = "-"};
+                      .baseline_min_time_s = 0.1, .tol = 1e-10, .nonce = "-", .runner = "./runner"};
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *k = argv[i], *v = argv[i + 1];
         if (!strcmp(k, "--n")) a->n = atoi(v);
@@ -171,11 +536,12 @@ static int parse_args(int argc, char **argv, bench_args *a) {
         else if (!strcmp(k, "--max-reps")) a->max_reps = atoi(v);
         else if (!strcmp(k, "--result-fd")) a->result_fd = atoi(v);
         else if (!strcmp(k, "--baseline")) a->baseline = atoi(v);
+        else if (!strcmp(k, "--baseline-only")) a->baseline_only = atoi(v);
         else if (!strcmp(k, "--min-time")) a->min_time_s = atof(v);
         else if (!strcmp(k, "--baseline-min-time")) a->baseline_min_time_s = atof(v);
         else if (!strcmp(k, "--tol")) a->tol = atof(v);
-        else if (!strcmp(k, "--seed")) a->seed = strtoull(v, NULL, 10);
         else if (!strcmp(k, "--nonce")) a->nonce = v;
+        else if (!strcmp(k, "--runner")) a->runner = v;
         else { fprintf(stderr, "bench: unknown option %s\n", k); return 2; }
     }
     if (a->n < 1 || a->odd_n < 1 || a->threads < 1 || a->min_reps < 1 || a->max_reps < a->min_reps) {
@@ -185,78 +551,129 @@ static int parse_args(int argc, char **argv, bench_args *a) {
     return 0;
 }
 
+/* One checked call on fresh inputs: fill, call, copy out, check. 0 = ok, 1 = wrong, -1 = runner died. */
+static int checked_call(int n, double tol, int full, double *elapsed, uint64_t *seed_out, char *why, size_t len) {
+    uint64_t seed = bench_random_seed();
+    problem_fill(n, seed);
+    double t = request(BENCH_OP_CALL, n);
+    if (t < 0) return -1;
+    if (elapsed) *elapsed = t;
+    if (seed_out) *seed_out = seed;
+    if (full) return problem_check_full(n, tol, why, len) ? 1 : 0;
+    return problem_check_fast(n, tol, bench_random_seed(), why, len) ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
     bench_args a;
     if (parse_args(argc, argv, &a)) return 2;
-    omp_set_num_threads(a.threads);
+    prctl(PR_SET_DUMPABLE, 0); /* the runner shares our uid: no ptrace or /proc/pid/mem of us, ever */
+    cpu_set_t granted;
+    if (sched_getaffinity(0, sizeof granted, &granted)) { perror("bench: sched_getaffinity"); return 3; }
     int max_n = a.n > a.odd_n ? a.n : a.odd_n;
     problem_alloc(max_n);
+    size_t bytes = BENCH_CTL_BYTES + problem_shared_bytes(max_n);
+    int memfd = memfd_create("lab-shared", MFD_CLOEXEC);
+    if (memfd < 0 || ftruncate(memfd, (off_t)bytes)) { perror("bench: memfd"); return 3; }
+    unsigned char *base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+    if (base == MAP_FAILED) { perror("bench: mmap"); return 3; }
+    ctl = (bench_ctl *)base;
+    problem_bind(base + BENCH_CTL_BYTES, max_n);
     double *times = bench_alloc((size_t)a.max_reps);
     char why[256] = "";
     char detail[320];
 
-    /* Seeds: each phase draws from its own range so no two calls see the same inputs. */
-    uint64_t s = a.seed * 1000003ULL;
+    /* 0. the baseline, before any candidate code exists on this machine's CPUs for us. */
+    if (a.baseline) {
+        double total = 0.0;
+        int breps = 0;
+        while ((total < a.baseline_min_time_s || breps < a.min_reps) && breps < a.max_reps) {
+            problem_fill(a.n, bench_random_seed());
+            double t0 = bench_now();
+            problem_call_baseline(a.n);
+            double t = bench_now() - t0;
+            times[breps++] = t;
+            total += t;
+        }
+        double bmed = median(times, breps);
+        report("baseline_reps %d\nbaseline_time_s %.9g\nbaseline_gflops %.9g\n", breps, bmed,
+               problem_flops(a.n) / bmed * 1e-9);
+    }
+    if (a.baseline_only) return finish(&a, "ok", "-"); /* calibration (lab/harness/plausibility.py) */
 
-    /* 1. odd size, twice: code correct only at some sizes, or only on a first call, fails here. */
+    /* 1. the runner, and the cost of one handshake (an empty request). */
+    if (spawn_runner(a.runner, memfd, max_n, bytes)) { perror("bench: spawn"); return 3; }
+    if (wait_word(&ctl->ready, 1) || runner_stop()) return runner_failed(&a, "while starting");
+    /* The measurer shares the first granted CPU with the runner's first thread (OpenMP binds
+     * it there), so a handshake never needs a wake-up across CPUs. */
+    cpu_set_t first;
+    CPU_ZERO(&first);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &granted)) { CPU_SET(c, &first); break; }
+    sched_setaffinity(0, sizeof first, &first);
+    idle_begin();
+    for (int k = 0; k < 64; k++)
+        if ((times[k] = request(BENCH_OP_NOOP, 0)) < 0) return runner_failed(&a, "during the handshake");
+    double handshake = median(times, 64);
+
+    /* 2. odd size, twice: code correct only at some sizes, or only on a first call, fails here. */
+    int r;
     for (int k = 0; k < 2; k++) {
-        problem_fill(a.odd_n, s + 1 + (uint64_t)k);
-        problem_call(a.odd_n);
-        if (problem_check_full(a.odd_n, a.tol, why, sizeof why)) {
+        if ((r = checked_call(a.odd_n, a.tol, 1, NULL, NULL, why, sizeof why))) {
+            if (r < 0) return runner_failed(&a, "at the odd size");
             snprintf(detail, sizeof detail, "n=%d call %d: %s", a.odd_n, k + 1, why);
             return finish(&a, "wrong_result", detail);
         }
     }
-    /* 2. timed size: a checked warm-up call, then the timed loop (fast check on every call). */
-    problem_fill(a.n, s + 3);
-    problem_call(a.n);
-    if (problem_check_full(a.n, a.tol, why, sizeof why)) {
+    /* 3. timed size: a checked warm-up call, then the timed loop (fast check on every call). */
+    if ((r = checked_call(a.n, a.tol, 1, NULL, NULL, why, sizeof why))) {
+        if (r < 0) return runner_failed(&a, "in the warm-up call");
         snprintf(detail, sizeof detail, "n=%d warm-up call: %s", a.n, why);
         return finish(&a, "wrong_result", detail);
     }
-    int failed = 0;
-    int reps = bench_time(&a, problem_call, a.n, a.min_time_s, s + 1000, 1, times, why, sizeof why, &failed);
-    if (failed) {
-        snprintf(detail, sizeof detail, "n=%d timed call %d: %s", a.n, reps, why);
-        return finish(&a, "wrong_result", detail);
-    }
     double total = 0.0;
-    for (int i = 0; i < reps; i++) total += times[i];
-    double med = median(times, reps);
-    /* 3. after timing: fresh inputs, full checks at both sizes (catches caching and decay). */
-    problem_fill(a.n, s + 5);
-    problem_call(a.n);
-    if (problem_check_full(a.n, a.tol, why, sizeof why)) {
+    int reps = 0;
+    while ((total < a.min_time_s || reps < a.min_reps) && reps < a.max_reps) {
+        if ((r = checked_call(a.n, a.tol, 0, &times[reps], NULL, why, sizeof why))) {
+            if (r < 0) return runner_failed(&a, "in a timed call");
+            snprintf(detail, sizeof detail, "n=%d timed call %d: %s", a.n, reps + 1, why);
+            return finish(&a, "wrong_result", detail);
+        }
+        total += times[reps++];
+    }
+    /* The handshake's own cost (measured before any candidate code ran, so the candidate
+     * cannot inflate it) is not the kernel's: subtract it, never more than half a call. */
+    double raw = median(times, reps);
+    double med = raw - handshake > 0.5 * raw ? raw - handshake : 0.5 * raw;
+    /* 4. after timing: fresh inputs, full checks at both sizes (catches caching and decay). */
+    uint64_t big_seed, odd_seed;
+    if ((r = checked_call(a.n, a.tol, 1, NULL, &big_seed, why, sizeof why))) {
+        if (r < 0) return runner_failed(&a, "after timing");
         snprintf(detail, sizeof detail, "n=%d after timing: %s", a.n, why);
         return finish(&a, "wrong_result", detail);
     }
     double big_sum = 0.0, big_abs = 0.0;
     problem_checksum(a.n, &big_sum, &big_abs);
-    problem_fill(a.odd_n, s + 6);
-    problem_call(a.odd_n);
-    if (problem_check_full(a.odd_n, a.tol, why, sizeof why)) {
+    if ((r = checked_call(a.odd_n, a.tol, 1, NULL, &odd_seed, why, sizeof why))) {
+        if (r < 0) return runner_failed(&a, "after timing");
         snprintf(detail, sizeof detail, "n=%d after timing: %s", a.odd_n, why);
         return finish(&a, "wrong_result", detail);
     }
     double sum = 0.0, abs_sum = 0.0;
     problem_checksum(a.odd_n, &sum, &abs_sum);
-    report("check_seed %llu\ncheck_n %d\ncheck_sum %.17g\ncheck_abs_sum %.17g\n",
-           (unsigned long long)(s + 6), a.odd_n, sum, abs_sum);
-    report("check_big_seed %llu\ncheck_big_sum %.17g\ncheck_big_abs_sum %.17g\n",
-           (unsigned long long)(s + 5), big_sum, big_abs);
-    report("n %d\nthreads %d\nreps %d\ntimed_total_s %.9g\ntime_s %.9g\ngflops %.9g\n", a.n,
-           a.threads, reps, total, med, problem_flops(a.n) / med * 1e-9);
+    idle_end();
 
-    /* 4. the textbook serial baseline, timed the same way in this binary. */
-    if (a.baseline) {
-        omp_set_num_threads(1);
-        int breps = bench_time(&a, problem_call_baseline, a.n, a.baseline_min_time_s, s + 500000, 0,
-                               times, why, sizeof why, &failed);
-        double bmed = median(times, breps);
-        report("baseline_reps %d\nbaseline_time_s %.9g\nbaseline_gflops %.9g\n", breps, bmed,
-               problem_flops(a.n) / bmed * 1e-9);
-    }
+    /* 5. from outside: every thread stayed on the granted CPUs. The runner's CPU time outside
+     * calls (from each return until it is frozen: OpenMP's workers spinning down) is reported. */
+    if (!runner_affinity_ok(&granted, why, sizeof why)) return finish(&a, "suspicious", why);
+    report("runner_idle_cpu_s %.6f\nrunner_idle_wall_s %.6f\n", idle_cpu, idle_wall);
+    report("check_seed %llu\ncheck_n %d\ncheck_sum %.17g\ncheck_abs_sum %.17g\n",
+           (unsigned long long)odd_seed, a.odd_n, sum, abs_sum);
+    report("check_big_seed %llu\ncheck_big_sum %.17g\ncheck_big_abs_sum %.17g\n",
+           (unsigned long long)big_seed, big_sum, big_abs);
+    report("n %d\nthreads %d\nreps %d\ntimed_total_s %.9g\ntime_raw_s %.9g\ntime_s %.9g\ngflops %.9g\nhandshake_s %.9g\n",
+           a.n, a.threads, reps, total, raw, med, problem_flops(a.n) / med * 1e-9, handshake);
     return finish(&a, "ok", "-");
 }
+#endif /* LAB_ROLE_RUNNER */
 
 #endif

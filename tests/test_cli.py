@@ -41,7 +41,11 @@ def test_score_json_last_line_is_the_result():
         assert key in record
     assert record["status"] == "ok" and record["gflops"] > 0 and record["n"] == 96
     assert record["reward"] == record["gflops"]  # the default reward: GFLOPS of correct code
-    assert record["host"] and record["machine"] and record["isolation"] in ("namespaces", "rlimits")
+    assert (
+        record["host"]
+        and record["machine"]
+        and record["isolation"] in ("cgroup-v2", "cgroup-v1", "namespaces", "rlimits")
+    )
 
 
 def test_score_failing_kernel_still_exits_zero():

@@ -33,7 +33,7 @@ def test_ok_result_carries_performance_and_baseline():
 def test_every_result_records_where_it_was_measured():
     """host, machine fingerprint and sandbox isolation, for failures (even unbuilt ones) as for ok."""
     expected = dict(host=socket.gethostname(), machine=machine_fingerprint(), isolation=sandbox.isolation_level())
-    assert expected["isolation"] == ("namespaces" if sandbox.is_root() else "rlimits")
+    assert expected["isolation"] in (("cgroup-v2", "cgroup-v1", "namespaces") if sandbox.is_root() else ("rlimits",))
     texts = [NAIVE, "nothing", "void dgemm(int n, const double *A, const double *B, double *C) { oops }"]
     results = evaluate_batch(texts, "dgemm", SMALL, cache=False, progress=False)
     assert [r.status for r in results] == ["ok", "format_error", "compile_error"]
@@ -162,7 +162,7 @@ def _run(result: bytes, wall_s: float = 10.0) -> sandbox.RunOutcome:
     )
 
 
-RUN_SEED = 5
+RUN_SEED = 5  # the seeds a report names are random draws of the measurer; any number will do
 
 
 def _report(
@@ -177,8 +177,9 @@ def _report(
     big_checksum=None,
     seed_shift=0,
 ):
-    base = RUN_SEED * 1000003 + seed_shift
+    base = RUN_SEED * 1000003
     ref, big = problem.reference(base + 6, odd), problem.reference(base + 5, n)
+    base += seed_shift
     s, a = checksum or (float(ref.sum()), float(abs(ref).sum()))
     bs, ba = big_checksum or (float(big.sum()), float(abs(big).sum()))
     total = total if total is not None else time_s * reps
@@ -186,8 +187,15 @@ def _report(
         f"nonce {nonce}\nstatus ok\ndetail -\ncheck_seed {base + 6}\ncheck_n {odd}\ncheck_sum {s!r}\n"
         f"check_abs_sum {a!r}\ncheck_big_seed {base + 5}\ncheck_big_sum {bs!r}\ncheck_big_abs_sum {ba!r}\n"
         f"n {n}\nthreads 1\nreps {reps}\ntimed_total_s {total}\ntime_s {time_s}\n"
-        f"gflops {problem.flops(n) / time_s * 1e-9}\nbaseline_gflops 1.0\n"
+        f"gflops {problem.flops(n) / time_s * 1e-9}\nbaseline_gflops {_calibrated_baseline(problem, n)}\n"
+        "handshake_s 5e-06\n"
     ).encode()
+
+
+def _calibrated_baseline(problem, n):
+    from lab.harness import plausibility
+
+    return plausibility.baseline_gflops(problem, n, SMALL)
 
 
 @pytest.mark.parametrize(
@@ -200,40 +208,176 @@ def _report(
         ({"reps": 1, "total": 0.3}, "wrong_result"),  # fewer calls than the protocol makes
         ({"n": 64}, "wrong_result"),  # a report for another size
         ({"big_checksum": (1.0, 2.0)}, "wrong_result"),  # honest at the odd size only
-        ({"seed_shift": 7}, "wrong_result"),  # checksums of inputs the run did not use
+        ({"seed_shift": 7}, "wrong_result"),  # checksums of inputs the report does not name
+        ({"time_s": 1e-6, "total": 0.3}, "suspicious"),  # faster than this machine's calibrated peak
     ],
 )
 def test_parent_cross_check_rejects_forged_reports(tamper, status):
     """A report the driver did not write (or one about other work) must not pass."""
     problem = load_problem("dgemm")
     cfg = dataclasses.replace(SMALL, odd_n=77)
-    result = ev._verdict(_run(_report(problem, **tamper)), "abc", problem, cfg, sandbox.Limits(), RUN_SEED)
+    result = ev._verdict(_run(_report(problem, **tamper)), "abc", problem, cfg, sandbox.Limits())
     assert result.status == status, result.detail
 
 
 def test_verdict_maps_signals_and_limits():
     problem, cfg, limits = load_problem("dgemm"), SMALL, sandbox.Limits(cpu_s=10)
     crash = dataclasses.replace(_run(b""), returncode=None, signal=11)
-    assert ev._verdict(crash, "x", problem, cfg, limits, RUN_SEED).detail.startswith("killed by SIGSEGV")
+    assert ev._verdict(crash, "x", problem, cfg, limits).detail.startswith("killed by SIGSEGV")
     cpu = dataclasses.replace(_run(b""), returncode=None, signal=24)
-    assert ev._verdict(cpu, "x", problem, cfg, limits, RUN_SEED).status == "timeout"
+    assert ev._verdict(cpu, "x", problem, cfg, limits).status == "timeout"
     flood = dataclasses.replace(_run(b""), returncode=None, signal=25)
-    assert "output flood" in ev._verdict(flood, "x", problem, cfg, limits, RUN_SEED).detail
+    assert "output flood" in ev._verdict(flood, "x", problem, cfg, limits).detail
     left = dataclasses.replace(_run(_report(problem)), killed=2)
-    assert ev._verdict(left, "abc", problem, cfg, limits, RUN_SEED).status == "runtime_error"
+    assert ev._verdict(left, "abc", problem, cfg, limits).status == "runtime_error"
     silent = _run(b"")
-    assert ev._verdict(silent, "x", problem, cfg, limits, RUN_SEED).detail == "ended without a valid report"
+    assert ev._verdict(silent, "x", problem, cfg, limits).detail == "ended without a valid report"
+
+
+def test_verdict_tells_the_hosts_faults_from_the_candidates():
+    problem, cfg, limits = load_problem("dgemm"), SMALL, sandbox.Limits(cpu_s=10)
+    oom = dataclasses.replace(_run(b""), returncode=None, signal=9, oom_killed=True)
+    assert "memory limit" in ev._verdict(oom, "x", problem, cfg, limits).detail
+    host = dataclasses.replace(_run(b""), returncode=None, signal=9)
+    with pytest.raises(ev._HostFault):
+        ev._verdict(host, "x", problem, cfg, limits)
+    runner_killed = _run(
+        b"nonce x\nstatus runtime_error\ndetail in a timed call: the kernel's process was killed by KILL\n"
+    )
+    with pytest.raises(ev._HostFault):
+        ev._verdict(runner_killed, "x", problem, cfg, limits)
+    for status in ("forbidden", "suspicious", "wrong_result"):
+        report = _run(f"nonce x\nstatus {status}\ndetail why\n".encode())
+        assert ev._verdict(report, "x", problem, cfg, limits).status == status
 
 
 @pytest.mark.parametrize("name", ["dgemm", "dgemv"])
-def test_driver_exports_only_main(name):
-    """Reference and baseline are static: a candidate cannot call or replace them by name."""
+def test_trusted_halves_export_nothing_but_main(name):
+    """Reference, baseline and the handshake are static: a candidate cannot call or replace them by
+    name, and the runner's half leaves exactly the candidate's function undefined."""
     import subprocess
 
-    from lab.harness.build import BuildConfig, driver_object
+    from lab.harness.build import BuildConfig, runner_stub
 
-    obj = driver_object(load_problem(name), BuildConfig())
-    symbols = subprocess.run(
-        ["nm", "-P", "--defined-only", "--extern-only", str(obj)], capture_output=True, text=True, check=True
-    ).stdout.split("\n")
-    assert [line.split()[0] for line in symbols if line.strip()] == ["main"]
+    problem = load_problem(name)
+    obj = runner_stub(problem, BuildConfig())
+
+    def symbols(*flags):
+        out = subprocess.run(["nm", "-P", *flags, str(obj)], capture_output=True, text=True, check=True).stdout
+        return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+    assert symbols("--defined-only", "--extern-only") == ["main"]
+    assert problem.function in symbols("--undefined-only")
+
+
+# ---- the harness never raises on a candidate, and never caches the host's faults ----------------
+
+
+def test_an_exception_in_the_harness_is_a_harness_error_never_cached(monkeypatch):
+    calls = []
+
+    def broken(completion, *args, **kwargs):
+        calls.append(completion)
+        if "boom" in completion:
+            raise KeyError("the harness tripped")
+        return ev.EvalResult(status="wrong_result")
+
+    monkeypatch.setattr(ev, "_measure_once", broken)
+    texts = ["/* boom */" + NAIVE, "/* fine */" + NAIVE]
+    results = evaluate_batch(texts, "dgemm", SMALL, n_jobs=1, progress=False)
+    assert [r.status for r in results] == ["harness_error", "wrong_result"]
+    assert results[0].detail == "KeyError: 'the harness tripped'"
+    again = evaluate(texts[0], "dgemm", SMALL)  # not cached: measured (and failing) again
+    assert again.status == "harness_error" and not again.cached and len(calls) == 3
+    assert evaluate(texts[1], "dgemm", SMALL).cached  # the candidate's own verdict is cached
+
+
+def test_a_host_fault_is_retried_once_and_never_cached(monkeypatch):
+    attempts = []
+
+    def flaky(completion, *args, **kwargs):
+        attempts.append(completion)
+        raise ev._HostFault(ev._fail("runtime_error", "killed by the host"))
+
+    monkeypatch.setattr(ev, "_measure_once", flaky)
+    text = "/* flaky host */" + NAIVE
+    r = evaluate(text, "dgemm", SMALL)
+    assert r.status == "runtime_error" and len(attempts) == 2  # tried twice
+    r = evaluate(text, "dgemm", SMALL)
+    assert not r.cached and len(attempts) == 4  # and never taken from the cache
+
+    outcomes = iter([ev._HostFault(ev._fail("compile_error", "died")), ev.EvalResult(status="ok", gflops=1.0)])
+
+    def once(*args, **kwargs):
+        outcome = next(outcomes)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    monkeypatch.setattr(ev, "_measure_once", once)
+    assert evaluate("/* retried */" + NAIVE, "dgemm", SMALL).status == "ok"
+
+
+def test_a_reward_batch_survives_a_harness_error(monkeypatch):
+    real = ev._measure_once
+
+    def sometimes(completion, *args, **kwargs):
+        if "boom" in completion:
+            raise RuntimeError("disk full")
+        return real(completion, *args, **kwargs)
+
+    monkeypatch.setattr(ev, "_measure_once", sometimes)
+    in_process = lambda texts, problem, config: evaluate_batch(texts, problem, config, n_jobs=1, progress=False)  # noqa: E731
+    reward = HarnessReward("dgemm", measure=SMALL, evaluate=in_process)
+    values = reward(["/* boom */" + NAIVE, NAIVE], prompts=["p", "p"])
+    assert [r.status for r in reward.last] == ["harness_error", "ok"]
+    assert values[0] == pytest.approx(values[1])  # the group mean: zero advantage
+
+
+# ---- bounded parent work on hostile sources --------------------------------------------------------
+
+_PARENT_PROBE = r"""
+import resource, sys, time
+from lab.config import MeasureConfig
+from lab.harness.evaluate import evaluate
+source = open(sys.argv[1]).read()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+start = time.monotonic()
+r = evaluate(source, "dgemm", MeasureConfig(n=64, min_time_s=0.01, min_reps=3, baseline=False), cache=False)
+print(r.status, round(time.monotonic() - start, 2), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
+"""
+
+
+def _many_symbols() -> str:
+    # 4096 exported functions from a dozen lines of macros.
+    lines = ["#define F1(p) double p##0(double x) { return x + 1; } double p##1(double x) { return x + 2; }"]
+    lines += [f"#define F{i}(p) F{i - 1}(p##0) F{i - 1}(p##1)" for i in range(2, 13)]
+    return "\n".join(lines) + "\nF12(h)\n" + NAIVE
+
+
+def _macro_bomb() -> str:
+    lines = ["#define X0 1.0"] + [f"#define X{i} (X{i - 1} + X{i - 1})" for i in range(1, 24)]
+    return "\n".join(lines) + "\nvoid dgemm(int n, const double *A, const double *B, double *C) { C[0] = X23; }\n"
+
+
+def _data_in_text() -> str:
+    return "static const double t[1 << 19] = {1};\n" + NAIVE
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("make", "statuses"),
+    [(_many_symbols, {"ok"}), (_macro_bomb, {"compile_error"}), (_data_in_text, {"ok", "compile_error"})],
+)
+def test_hostile_sources_cost_the_parent_little(tmp_path, make, statuses):
+    """Any source gets its status within 10 s, the parent's own memory growing by < 200 MB."""
+    import subprocess
+    import sys
+
+    src = tmp_path / "candidate.c"
+    src.write_text(make())
+    out = subprocess.run(
+        [sys.executable, "-c", _PARENT_PROBE, str(src)], capture_output=True, text=True, timeout=60, check=True
+    ).stdout.split()
+    status, seconds, grown_kb = out[0], float(out[1]), int(out[2])
+    assert status in statuses and seconds < 10 and grown_kb < 200 * 1024, out

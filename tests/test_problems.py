@@ -19,15 +19,17 @@ from lab.harness.problems import (
     load_problem,
 )
 
-# bench.h supplies main(); rename it and stub the problem hooks so that a main of our own
+# bench.h supplies the measurer's main(); rename it and stub the problem hooks so that a main of our own
 # can print bench_fill() output as exact hex floats.
 GEN_MAIN = r"""
 #define main bench_main
 #include "{bench_h}"
 #undef main
+static size_t problem_shared_bytes(int max_n) {{ (void)max_n; return 0; }}
+static void problem_bind(unsigned char *shared, int max_n) {{ (void)shared; (void)max_n; }}
 static void problem_alloc(int max_n) {{ (void)max_n; }}
 static void problem_fill(int n, uint64_t seed) {{ (void)n; (void)seed; }}
-static void problem_call(int n) {{ (void)n; }}
+static void problem_collect(int n) {{ (void)n; }}
 static void problem_call_baseline(int n) {{ (void)n; }}
 static int problem_check_full(int n, double tol, char *why, size_t len) {{ (void)n; (void)tol; (void)why; (void)len; return 0; }}
 static int problem_check_fast(int n, double tol, uint64_t seed, char *why, size_t len) {{ (void)n; (void)tol; (void)seed; (void)why; (void)len; return 0; }}
@@ -53,7 +55,11 @@ def c_generator(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("gen")
     (tmp / "gen.c").write_text(GEN_MAIN.format(bench_h=paths.harness_dir() / "bench.h"))
     subprocess.run(
-        ["gcc", "-O2", "-fopenmp", "gen.c", "-o", "gen", "-lm"], cwd=tmp, check=True, capture_output=True, text=True
+        ["gcc", "-O2", "-DLAB_ROLE_MEASURER", "gen.c", "-o", "gen", "-lm"],
+        cwd=tmp,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return tmp / "gen"
 

@@ -8,7 +8,7 @@ import pytest
 
 from lab.config import STATUSES, MeasureConfig, RewardConfig
 from lab.harness.evaluate import EvalResult
-from lab.rl.reward import HarnessReward, completion_text, reward_from_result
+from lab.rl.reward import HarnessReward, completion_text, group_rewards, reward_from_result
 from lab.rl.sqd import TechniqueArchive
 from tests.conftest import EXAMPLES
 
@@ -46,8 +46,10 @@ def test_default_penalties_match_the_tiers():
         "timeout": -30.0,
         "runtime_error": -20.0,
         "wrong_result": -10.0,
+        "suspicious": -10.0,
     }
     assert RewardConfig().positive == "gflops"
+    assert RewardConfig().harness_error == "group_mean"
 
 
 @pytest.mark.parametrize(
@@ -69,7 +71,31 @@ def test_failure_status_reward(status, expected):
 @pytest.mark.parametrize("status", STATUSES)
 def test_every_status_maps_to_a_float(status):
     result = EvalResult(status=status, gflops=3.5, speedup=1.5) if status == "ok" else EvalResult(status=status)
-    assert type(reward_from_result(result, RewardConfig())) is float
+    config = RewardConfig(harness_error=0.0) if status == "harness_error" else RewardConfig()
+    assert type(reward_from_result(result, config)) is float
+
+
+def test_harness_error_takes_its_groups_mean_so_its_advantage_is_zero():
+    ok, wrong, err = (
+        EvalResult(status="ok", gflops=30.0),
+        EvalResult(status="wrong_result"),
+        EvalResult(status="harness_error"),
+    )
+    rewards = group_rewards([ok, wrong, err, ok], ["p", "p", "p", "q"], RewardConfig())
+    assert rewards == [30.0, -10.0, 10.0, 30.0]
+    group = rewards[:3]
+    assert group[2] - sum(group) / 3 == pytest.approx(0.0)  # GRPO's advantage of the failed row
+    assert group_rewards([err, err], ["p", "p"], RewardConfig()) == [0.0, 0.0]
+    assert group_rewards([err], ["p"], RewardConfig(harness_error=-5.0)) == [-5.0]
+
+
+def test_harness_reward_groups_by_prompt():
+    fake = lambda texts, problem, config: [  # noqa: E731
+        EvalResult(status="harness_error") if "boom" in t else EvalResult(status="ok", gflops=float(len(t)))
+        for t in texts
+    ]
+    reward = HarnessReward("dgemm", evaluate=fake)
+    assert reward(["aaaa", "boom", "bb", "boom"], prompts=["x", "x", "y", "z"]) == [4.0, 4.0, 2.0, 0.0]
 
 
 def test_penalties_are_ordered_from_worst_to_mildest():
@@ -116,7 +142,15 @@ def test_invalid_positive_term_raises():
 
 def test_missing_penalties_raise():
     with pytest.raises(ValueError, match=r"missing \['compile_error', 'timeout'\]"):
-        RewardConfig(penalties={"format_error": -1.0, "forbidden": -1.0, "runtime_error": -1.0, "wrong_result": -1.0})
+        RewardConfig(
+            penalties={
+                "format_error": -1.0,
+                "forbidden": -1.0,
+                "runtime_error": -1.0,
+                "wrong_result": -1.0,
+                "suspicious": -1.0,
+            }
+        )
 
 
 def test_unknown_penalties_raise():

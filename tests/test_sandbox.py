@@ -256,3 +256,106 @@ def test_core_slots_never_overlap():
     with sandbox.core_slot(1) as (a, uid_a), sandbox.core_slot(1) as (b, uid_b):
         if len(os.sched_getaffinity(0)) >= 2:
             assert set(a).isdisjoint(b) and uid_a != uid_b
+
+
+requires_cgroup = pytest.mark.skipif(sandbox.cgroup_layout() is None, reason="no writable cgroup on this machine")
+
+
+@requires_cgroup
+def test_memory_limit_covers_the_whole_tree(tmp_path, slot):
+    """Four processes of 150 MiB each stay under a per-process limit of 256 MiB, not under the run's."""
+    work = build(
+        tmp_path,
+        "tree",
+        """
+        #include <sys/wait.h>
+        int main(void) {
+            for (int i = 0; i < 4; i++)
+                if (fork() == 0) {
+                    volatile char *p = malloc(150u << 20);  /* volatile: no store may be optimized away */
+                    for (size_t k = 0; p && k < (150u << 20); k += 4096) p[k] = 1;
+                    sleep(2);
+                    _exit(0);
+                }
+            while (wait(NULL) > 0) {}
+            return 0;
+        }""",
+        slot[1],
+    )
+    out = run(work, slot, memory_mb=256, processes=8)
+    assert out.oom_killed, out
+
+
+@requires_cgroup
+def test_cpuset_holds_against_affinity_changes(tmp_path, slot):
+    work = build(
+        tmp_path,
+        "cpuset",
+        """
+        #include <sched.h>
+        int main(void) {
+            cpu_set_t s; CPU_ZERO(&s);
+            for (int c = 0; c < 64; c++) CPU_SET(c, &s);
+            sched_setaffinity(0, sizeof s, &s);        /* ask for every CPU */
+            sched_getaffinity(0, sizeof s, &s);
+            for (int c = 0; c < 64; c++) if (CPU_ISSET(c, &s)) printf("%d ", c);
+            return 0;
+        }""",
+        slot[1],
+    )
+    out = run(work, slot)
+    assert [int(c) for c in out.output.split()] == list(slot[0])
+
+
+def test_log_lives_outside_the_workdir(tmp_path, slot):
+    """A directory where an older harness kept its log, and links in the workdir, change nothing."""
+    work = build(tmp_path, "log", 'int main(void) { puts("hello"); return 0; }', slot[1])
+    (work / ".output.log").mkdir()
+    out = run(work, slot)
+    assert out.returncode == 0 and out.output.strip() == "hello"
+    assert not list(tmp_path.glob(".output-*.log"))  # and the log is gone afterwards
+
+
+def test_remove_tree_clears_whatever_the_program_left(tmp_path, slot):
+    work = build(
+        tmp_path,
+        "mess",
+        """
+        #include <sys/stat.h>
+        int main(void) {
+            for (int i = 0; i < 3000; i++) { if (mkdir("d", 0700) || chdir("d")) return 1; }
+            mkdir("locked", 0700);
+            int fd = open("locked/f", O_CREAT | O_WRONLY, 0600);
+            close(fd);
+            chmod("locked", 0);
+            return 0;
+        }""",
+        slot[1],
+    )
+    out = run(work, slot)
+    assert out.returncode == 0, out.output
+    start = time.monotonic()
+    sandbox.remove_tree(work, slot[1])
+    assert not work.exists() and time.monotonic() - start < 10
+
+
+def test_locks_are_machine_wide_whatever_the_tmpdir(monkeypatch, tmp_path):
+    monkeypatch.delenv("LAB_LOCK_DIR", raising=False)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    assert sandbox.lock_dir() == Path("/dev/shm/lab-locks")
+
+
+@requires_root
+def test_a_uid_that_still_owns_processes_is_cleared_before_it_is_handed_out():
+    cpu = min(os.sched_getaffinity(0))
+    uid = sandbox.SANDBOX_UID_BASE + cpu
+    with sandbox.core_slot(1) as (cores, held_uid):
+        other = sandbox.SANDBOX_UID_BASE + cores[0]
+    # A leftover of a dead evaluator: a process of that uid, outside any sandbox run.
+    leftover = subprocess.Popen(["sleep", "30"], user=other, group=other, extra_groups=[])
+    try:
+        with sandbox.core_slot(1) as (cores, uid):
+            assert uid == other and not sandbox._uid_processes(uid)[0]
+    finally:
+        leftover.kill()
+        leftover.wait()

@@ -1,20 +1,39 @@
 /*
  * DGEMM driver: C = A * B for row-major n-by-n matrices.
- * Defines the problem hooks of ../bench.h; the candidate's dgemm() is linked in
- * from its own object file.  Reference and baseline are static: no candidate
- * can call, replace or include them.
+ * Defines the problem hooks of ../bench.h. Compiled as the runner's half, it only
+ * points the candidate's dgemm() at the shared arrays; compiled as the measurer's
+ * half, it owns the private pristine inputs, the reference and the baseline, which the
+ * candidate's process never maps.
  */
 
 #include "../bench.h"
 
+/* The shared arrays: the only memory the candidate's process and the measurer share. */
+static double *A, *B, *C;
+
+static size_t problem_shared_bytes(int max_n) {
+    return 3 * bench_align((size_t)max_n * (size_t)max_n * sizeof(double));
+}
+
+static void problem_bind(unsigned char *shared, int max_n) {
+    size_t step = bench_align((size_t)max_n * (size_t)max_n * sizeof(double));
+    A = (double *)shared;
+    B = (double *)(shared + step);
+    C = (double *)(shared + 2 * step);
+}
+
+#ifdef LAB_ROLE_RUNNER
 void dgemm(int n, const double *A, const double *B, double *C);
 
-static double *A, *B, *C, *A0, *B0, *R, *x, *y, *z;
+static void problem_invoke(int n) { dgemm(n, A, B, C); }
+
+#else
+/* Private to the measurer: pristine inputs, the copied-out output, the reference, check vectors. */
+static double *A0, *B0, *Cout, *R, *x, *y, *z;
 
 static void problem_alloc(int max_n) {
     size_t nn = (size_t)max_n * (size_t)max_n;
-    A = bench_alloc(nn); B = bench_alloc(nn); C = bench_alloc(nn);
-    A0 = bench_alloc(nn); B0 = bench_alloc(nn); R = bench_alloc(nn);
+    A0 = bench_alloc(nn); B0 = bench_alloc(nn); Cout = bench_alloc(nn); R = bench_alloc(nn);
     x = bench_alloc((size_t)max_n); y = bench_alloc((size_t)max_n); z = bench_alloc((size_t)max_n);
 }
 
@@ -27,7 +46,7 @@ static void problem_fill(int n, uint64_t seed) {
     bench_poison(C, nn);
 }
 
-static void problem_call(int n) { dgemm(n, A, B, C); }
+static void problem_collect(int n) { bench_copy_shuffled(Cout, C, (size_t)n * (size_t)n * sizeof *C); }
 
 /* The textbook triple loop: the baseline every speedup is measured against. */
 static void baseline_dgemm(int n, const double *a, const double *b, double *c) {
@@ -39,7 +58,7 @@ static void baseline_dgemm(int n, const double *a, const double *b, double *c) {
         }
 }
 
-static void problem_call_baseline(int n) { baseline_dgemm(n, A, B, C); }
+static void problem_call_baseline(int n) { baseline_dgemm(n, A0, B0, Cout); }
 
 static int inputs_intact(int n, char *why, size_t len) {
     size_t nn = (size_t)n * (size_t)n;
@@ -61,7 +80,7 @@ static int problem_check_full(int n, double tol, char *why, size_t len) {
             double a = A0[(size_t)i * n + k];
             for (int j = 0; j < n; j++) R[(size_t)i * n + j] += a * B0[(size_t)k * n + j];
         }
-    double err = bench_max_err(C, R, nn, (double)n);
+    double err = bench_max_err(Cout, R, nn, (double)n);
     if (!(err <= tol)) {
         snprintf(why, len, "max error %.3g exceeds tolerance %.3g (relative to n)", err, tol);
         return 1;
@@ -69,7 +88,7 @@ static int problem_check_full(int n, double tol, char *why, size_t len) {
     return 0;
 }
 
-/* Freivalds' check, O(n^2): C v == A (B v) for two random vectors v. */
+/* Freivalds' check, O(n^2): C v == A (B v) for two random vectors v drawn after the call. */
 static int problem_check_fast(int n, double tol, uint64_t seed, char *why, size_t len) {
     if (!inputs_intact(n, why, len)) return 1;
     for (uint64_t r = 0; r < 2; r++) {
@@ -83,7 +102,7 @@ static int problem_check_fast(int n, double tol, uint64_t seed, char *why, size_
             double s = 0.0, t = 0.0;
             for (int j = 0; j < n; j++) {
                 s += A0[(size_t)i * n + j] * y[j];
-                t += C[(size_t)i * n + j] * x[j];
+                t += Cout[(size_t)i * n + j] * x[j];
             }
             z[i] = t - s;
         }
@@ -103,7 +122,7 @@ static double problem_flops(int n) { return 2.0 * (double)n * (double)n * (doubl
 static void problem_checksum(int n, double *sum, double *abs_sum) {
     size_t nn = (size_t)n * (size_t)n;
     double s = 0.0, a = 0.0;
-    for (size_t i = 0; i < nn; i++) { s += C[i]; a += fabs(C[i]); }
+    for (size_t i = 0; i < nn; i++) { s += Cout[i]; a += fabs(Cout[i]); }
     *sum = s; *abs_sum = a;
 }
-
+#endif

@@ -1,19 +1,36 @@
 /*
  * DGEMV driver: y = A * x for a row-major n-by-n A.
- * Defines the problem hooks of ../bench.h; the candidate's dgemv() is linked in
- * from its own object file.  Reference and baseline are static.
+ * Defines the problem hooks of ../bench.h (see harness/dgemm/driver.c for the two halves).
  */
 #include "../bench.h"
 
+/* The shared arrays. */
+static double *A, *X, *Y;
+
+static size_t problem_shared_bytes(int max_n) {
+    return bench_align((size_t)max_n * (size_t)max_n * sizeof(double)) + 2 * bench_align((size_t)max_n * sizeof(double));
+}
+
+static void problem_bind(unsigned char *shared, int max_n) {
+    size_t big = bench_align((size_t)max_n * (size_t)max_n * sizeof(double));
+    size_t vec = bench_align((size_t)max_n * sizeof(double));
+    A = (double *)shared;
+    X = (double *)(shared + big);
+    Y = (double *)(shared + big + vec);
+}
+
+#ifdef LAB_ROLE_RUNNER
 void dgemv(int n, const double *A, const double *x, double *y);
 
-static double *A, *X, *Y, *A0, *X0, *R;
+static void problem_invoke(int n) { dgemv(n, A, X, Y); }
+
+#else
+static double *A0, *X0, *Yout, *R;
 
 static void problem_alloc(int max_n) {
     size_t nn = (size_t)max_n * (size_t)max_n;
-    A = bench_alloc(nn); A0 = bench_alloc(nn);
-    X = bench_alloc((size_t)max_n); X0 = bench_alloc((size_t)max_n);
-    Y = bench_alloc((size_t)max_n); R = bench_alloc((size_t)max_n);
+    A0 = bench_alloc(nn);
+    X0 = bench_alloc((size_t)max_n); Yout = bench_alloc((size_t)max_n); R = bench_alloc((size_t)max_n);
 }
 
 static void problem_fill(int n, uint64_t seed) {
@@ -25,7 +42,7 @@ static void problem_fill(int n, uint64_t seed) {
     bench_poison(Y, (size_t)n);
 }
 
-static void problem_call(int n) { dgemv(n, A, X, Y); }
+static void problem_collect(int n) { bench_copy_shuffled(Yout, Y, (size_t)n * sizeof *Y); }
 
 static void baseline_dgemv(int n, const double *a, const double *x, double *y) {
     for (int i = 0; i < n; i++) {
@@ -35,7 +52,7 @@ static void baseline_dgemv(int n, const double *a, const double *x, double *y) {
     }
 }
 
-static void problem_call_baseline(int n) { baseline_dgemv(n, A, X, Y); }
+static void problem_call_baseline(int n) { baseline_dgemv(n, A0, X0, Yout); }
 
 /* Full check; O(n^2) like the kernel itself, so it also serves as the fast check. */
 static int problem_check_full(int n, double tol, char *why, size_t len) {
@@ -45,7 +62,7 @@ static int problem_check_full(int n, double tol, char *why, size_t len) {
         return 1;
     }
     baseline_dgemv(n, A0, X0, R);
-    double err = bench_max_err(Y, R, (size_t)n, (double)n);
+    double err = bench_max_err(Yout, R, (size_t)n, (double)n);
     if (!(err <= tol)) {
         snprintf(why, len, "max error %.3g exceeds tolerance %.3g (relative to n)", err, tol);
         return 1;
@@ -62,6 +79,7 @@ static double problem_flops(int n) { return 2.0 * (double)n * (double)n; }
 
 static void problem_checksum(int n, double *sum, double *abs_sum) {
     double s = 0.0, a = 0.0;
-    for (int i = 0; i < n; i++) { s += Y[i]; a += fabs(Y[i]); }
+    for (int i = 0; i < n; i++) { s += Yout[i]; a += fabs(Yout[i]); }
     *sum = s; *abs_sum = a;
 }
+#endif

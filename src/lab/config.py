@@ -50,7 +50,17 @@ NonNegativeFloat = Annotated[StrictFloat, Field(ge=0)]
 PositiveFloat = Annotated[StrictFloat, Field(gt=0)]
 
 #: The statuses every evaluated completion ends in (see lab.harness.evaluate).
-STATUSES = ("ok", "format_error", "forbidden", "compile_error", "timeout", "runtime_error", "wrong_result")
+STATUSES = (
+    "ok",
+    "format_error",
+    "forbidden",
+    "compile_error",
+    "timeout",
+    "runtime_error",
+    "wrong_result",
+    "suspicious",  # passed the checks, but faster than this machine can be (lab.harness.plausibility)
+    "harness_error",  # the harness failed, not the candidate: never cached, see RewardConfig.harness_error
+)
 
 
 class ConfigError(ValueError):
@@ -82,6 +92,7 @@ def _default_penalties() -> dict[str, float]:
         "timeout": -30.0,
         "runtime_error": -20.0,
         "wrong_result": -10.0,
+        "suspicious": -10.0,  # like a wrong result: the numbers cannot be believed
     }
 
 
@@ -91,17 +102,21 @@ class RewardConfig:
 
     penalties: dict[StrictStr, StrictFloat] = field(default_factory=_default_penalties)
     positive: Literal["gflops", "speedup", "log_speedup"] = "gflops"  # gflops: the paper's choice
+    # A `harness_error` is the harness's fault, not the policy's: by default it gets the mean reward
+    # of the other completions of its prompt, so its advantage is zero; or a fixed number.
+    harness_error: Literal["group_mean"] | StrictFloat = "group_mean"
 
     def __post_init__(self):
-        missing = set(STATUSES) - {"ok"} - set(self.penalties)
-        unknown = set(self.penalties) - (set(STATUSES) - {"ok"})
+        scored = set(STATUSES) - {"ok", "harness_error"}
+        missing = scored - set(self.penalties)
+        unknown = set(self.penalties) - scored
         if missing or unknown:
             raise ValueError(
                 f"penalties must name each failure status exactly: missing {sorted(missing)}, unknown {sorted(unknown)}"
             )
 
     def __hash__(self):
-        return hash((tuple(sorted(self.penalties.items())), self.positive))
+        return hash((tuple(sorted(self.penalties.items())), self.positive, self.harness_error))
 
 
 @dataclass(frozen=True, config=_STRICT)

@@ -1,9 +1,17 @@
 """Compiling and linking: every gcc flag of the lab lives here.
 
-The trusted driver (harness/<problem>/driver.c with harness/bench.h) is compiled
-once per (problem, flags) into the build cache. A candidate is preprocessed,
-compiled and linked inside the sandbox, in its own work directory, with the
-candidate-only flags below:
+Each problem's trusted driver (harness/<problem>/driver.c with harness/bench.h) is
+built twice, once per (problem, flags), into the build cache:
+
+- `measurer(problem)`: the `measure` program (-DLAB_ROLE_MEASURER), which never
+  contains candidate code;
+- `runner_stub(problem)`: the runner's half (-DLAB_ROLE_RUNNER), an object that
+  is linked with the candidate's object into `runner`.
+
+A candidate is preprocessed, compiled, localized (every global symbol but the
+required function made local, so exported helpers cannot interpose anything) and
+linked inside the sandbox, in its own work directory, with the candidate-only
+flags below:
 
     >>> BuildConfig().candidate_cflags()[:3]
     ('-O3', '-march=native', '-fopenmp')
@@ -45,28 +53,39 @@ def compiler_version(cc: str = "gcc") -> str:
     return subprocess.run([cc, "--version"], capture_output=True, text=True, check=True).stdout.splitlines()[0]
 
 
-def driver_object(problem: Problem, config: BuildConfig) -> Path:
-    """The compiled trusted driver of `problem`, built once and cached (atomic on concurrent builds)."""
+def _cached_build(problem: Problem, config: BuildConfig, role: str, suffix: str, argv_tail: list[str]) -> Path:
+    """Build one trusted half of `problem`'s driver once; atomic under concurrent builders."""
     key = f"{problem.name}-{problem.fingerprint()}-{harness_fingerprint()}-{config.key()}"
-    out = paths.cache_dir() / "drivers" / f"{key}.o"
+    out = paths.cache_dir() / "drivers" / f"{key}-{role}{suffix}"
     if out.exists():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(suffix=".o", dir=out.parent)
+    fd, tmp = tempfile.mkstemp(suffix=suffix, dir=out.parent)
     os.close(fd)
+    define = {"measure": "-DLAB_ROLE_MEASURER", "runner": "-DLAB_ROLE_RUNNER"}[role]
     try:
         subprocess.run(
-            [config.cc, *config.cflags, "-Wall", "-c", str(problem.driver_path), "-o", tmp],
+            [config.cc, *config.cflags, "-Wall", define, str(problem.driver_path), "-o", tmp, *argv_tail],
             check=True,
             capture_output=True,
             text=True,
         )
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, 0o755)
         os.replace(tmp, out)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return out
+
+
+def measurer(problem: Problem, config: BuildConfig) -> Path:
+    """The trusted `measure` executable of `problem` (serial: no OpenMP runtime in it)."""
+    return _cached_build(problem, config, "measure", "", ["-lm"])
+
+
+def runner_stub(problem: Problem, config: BuildConfig) -> Path:
+    """The runner's trusted half of `problem`, an object to link with the candidate's."""
+    return _cached_build(problem, config, "runner", ".o", ["-c"])
 
 
 def preprocess_argv(config: BuildConfig, src: str, out: str) -> list[str]:
@@ -78,5 +97,11 @@ def compile_argv(config: BuildConfig, preprocessed: str, obj: str) -> list[str]:
     return [config.cc, *config.candidate_cflags(), "-x", "cpp-output", "-c", preprocessed, "-o", obj]
 
 
-def link_argv(config: BuildConfig, driver: str, obj: str, exe: str) -> list[str]:
-    return [config.cc, driver, obj, *config.ldflags, "-o", exe]
+def localize_argv(function: str, obj: str, out: str) -> list[str]:
+    # Every global symbol but the required function becomes local: helpers stay callable
+    # inside the object and invisible to the linker.
+    return ["objcopy", f"--keep-global-symbol={function}", obj, out]
+
+
+def link_argv(config: BuildConfig, stub: str, obj: str, exe: str) -> list[str]:
+    return [config.cc, stub, obj, *config.ldflags, "-o", exe]

@@ -1,30 +1,38 @@
-"""Evaluate a completion: extract -> static checks -> build -> sandboxed run -> EvalResult.
+"""Evaluate a completion: extract -> static checks -> build -> sandboxed measurement -> EvalResult.
 
     result = evaluate(completion_text, "dgemm", MeasureConfig(threads=2))
     results = evaluate_batch(list_of_completions, "dgemm", MeasureConfig())
 
 Every completion ends in exactly one status (lab.config.STATUSES). Only `ok`
-carries performance numbers: `gflops` and `time_s` (median of the timed calls)
-and, timed in the same binary, `baseline_gflops` of the problem's textbook serial
-code and `speedup = gflops / baseline_gflops`. Every result also records where it
-was measured: the host, the machine fingerprint (compiler and CPU) and the sandbox's
+carries performance numbers: `gflops` and `time_s` (median of the timed calls,
+less the handshake's cost) and, timed by the measurer before the candidate's
+process exists, `baseline_gflops` of the problem's textbook serial code and
+`speedup = gflops / baseline_gflops`. Every result also records where it was
+measured: the host, the machine fingerprint (compiler and CPU) and the sandbox's
 isolation level. What a status is worth as a reward is decided in one place only,
 lab.rl.reward.
 
-The verdict comes from the driver's report on a pipe the candidate has no handle
-to, and the parent checks what it can on its own before believing it: the
-report's nonce, a checksum of the candidate's last output against a NumPy
-reference of the same inputs (the parent regenerates them from the seed), the
-arithmetic of the timings, and that nothing was left running.
+The candidate runs in its own process (`runner`), which the trusted `measure`
+program drives through shared memory (harness/bench.h); the verdict comes from the
+measurer's report on a pipe only it holds. The parent checks what it can on its own
+before believing it: the report's nonce, a checksum of the candidate's last outputs
+against a NumPy reference of the same inputs (regenerated from the seeds the report
+names), the arithmetic of the timings, that nothing was left running, and that the
+numbers are possible on this machine (lab.harness.plausibility: else `suspicious`).
+
+Failures are kept apart by cause. The candidate's own (every status but the two
+below) are cached like any result. The host's (a SIGKILL that none of our limits
+sent, a compiler that died without a word, a sandbox uid that cannot be cleared)
+are retried once and never cached. Any exception of the harness itself becomes
+`harness_error` with the exception's last line in `detail`: never cached, never
+raised into a training batch.
 
 Identical (completion, problem, measurement config) is measured once: duplicates
 in a batch are folded, and results persist in a joblib.Memory cache under
 <cache_dir>/evals (lab.paths), keyed also by every file of the problem's folder and
 of the C harness, the evaluator's code, the compiler and the CPU model (set
-`cache=False` to always measure). `evaluate_batch` spreads
-work over core slots with joblib: each job holds `threads` CPUs of its own
-(locked machine-wide), runs with OMP_NUM_THREADS/OMP_THREAD_LIMIT set to
-`threads`, and is pinned to those CPUs.
+`cache=False` to always measure). `evaluate_batch` spreads work over core slots
+with joblib: each job holds `threads` CPUs of its own (locked machine-wide).
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ import signal
 import socket
 import tempfile
 import time
+import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -51,8 +60,16 @@ from tqdm.auto import tqdm
 from lab import paths
 from lab.config import MeasureConfig
 from lab.files import tree_hash
-from lab.harness import sandbox, static_check
-from lab.harness.build import BuildConfig, compile_argv, driver_object, link_argv, preprocess_argv
+from lab.harness import plausibility, sandbox, static_check
+from lab.harness.build import (
+    BuildConfig,
+    compile_argv,
+    link_argv,
+    localize_argv,
+    measurer,
+    preprocess_argv,
+    runner_stub,
+)
 from lab.harness.extract import FormatError, code_blocks, extract_source
 from lab.harness.machine import machine_fingerprint
 from lab.harness.problems import Problem, harness_fingerprint, load_problem
@@ -69,7 +86,8 @@ class EvalResult:
     gflops: float | None = None
     baseline_gflops: float | None = None
     speedup: float | None = None
-    time_s: float | None = None  # median time of one timed call
+    time_s: float | None = None  # median time of one timed call, less the handshake's
+    handshake_s: float | None = None  # the measurer<->runner round trip, subtracted from time_s
     compile_s: float = 0.0  # extraction, checks, preprocess, compile and link
     run_s: float = 0.0  # wall time of the sandboxed run
     detail: str = ""
@@ -111,11 +129,21 @@ def parse_report(raw: bytes) -> dict[str, str]:
 
 #: The driver's cap on timed calls (bench.h); tiny sizes may stop there before min_time.
 DRIVER_MAX_REPS = 100000
+#: Limits of the preprocessing step (it only expands text; a blow-up is cut off here).
+PREPROCESS_TIMEOUT_S = 5.0
+#: Memory of the measurer beside the kernel's budget (its private copies and reference), in MiB.
+MEASURER_MB = 256
 
 
-def _cross_check(
-    report: dict[str, str], problem: Problem, config: MeasureConfig, run: sandbox.RunOutcome, seed: int
-) -> str:
+class _HostFault(Exception):
+    """A failure the machine caused, not the candidate: retried once, never cached."""
+
+    def __init__(self, result: EvalResult):
+        super().__init__(result.detail)
+        self.result = result
+
+
+def _cross_check(report: dict[str, str], problem: Problem, config: MeasureConfig, run: sandbox.RunOutcome) -> str:
     """The parent's own checks of an 'ok' report; returns a reason, or '' if it holds."""
     try:
         n = int(report["n"])
@@ -136,10 +164,6 @@ def _cross_check(
         return f"incomplete report ({err})"
     if n != (config.n or problem.default_n) or checks[0][1] != (config.odd_n or problem.odd_n):
         return "report is for other sizes than requested"
-    # The seeds of the last calls follow from the run's seed (bench.h): the parent knows the inputs.
-    base = seed * 1000003
-    if (checks[0][0], checks[1][0]) != (base + 6, base + 5):
-        return "report names other inputs than the ones the run used"
     if not (time_s > 0 and math.isclose(gflops, problem.flops(n) / time_s * 1e-9, rel_tol=1e-6)):
         return "reported GFLOPS do not match the reported time"
     # The driver times until both minimums are met (or its call cap); the timed calls fit inside the run.
@@ -154,8 +178,13 @@ def _cross_check(
     return ""
 
 
+def _host_killed(run: sandbox.RunOutcome, limits: sandbox.Limits) -> bool:
+    """A SIGKILL that none of our limits sent (not the timer, CPU limit or the cgroup's OOM killer)."""
+    return run.signal == signal.SIGKILL and not run.timed_out and run.cpu_s < limits.cpu_s and not run.oom_killed
+
+
 def _verdict(
-    run: sandbox.RunOutcome, nonce: str, problem: Problem, config: MeasureConfig, limits: sandbox.Limits, seed: int
+    run: sandbox.RunOutcome, nonce: str, problem: Problem, config: MeasureConfig, limits: sandbox.Limits
 ) -> EvalResult:
     tail = run.output.strip()[-300:]
     if run.timed_out:
@@ -166,6 +195,10 @@ def _verdict(
         return _fail("runtime_error", f"{run.survivors} process(es) could not be killed")
     if run.killed:
         return _fail("runtime_error", f"left {run.killed} process(es) running (killed)")
+    if run.oom_killed:
+        return _fail("runtime_error", f"exceeded the memory limit ({limits.memory_mb} MiB for the whole evaluation)")
+    if _host_killed(run, limits):
+        raise _HostFault(_fail("runtime_error", "killed by the host (a SIGKILL none of the sandbox's limits sent)"))
     if run.signal == signal.SIGXFSZ or run.output_bytes >= limits.file_mb * 1024 * 1024:
         return _fail("runtime_error", f"output flood: wrote past the {limits.file_mb} MiB output limit")
     report = parse_report(run.result)
@@ -175,23 +208,153 @@ def _verdict(
         return _fail("runtime_error", f"exited with status {run.returncode}" + (f": {tail}" if tail else ""))
     if report.get("nonce") != nonce:
         return _fail("runtime_error", "ended without a valid report")
-    if report.get("status") == "wrong_result":
-        return _fail("wrong_result", report.get("detail", ""))
-    if report.get("status") != "ok":
-        return _fail("runtime_error", f"unexpected report status {report.get('status')!r}")
-    reason = _cross_check(report, problem, config, run, seed)
+    status, detail = report.get("status"), report.get("detail", "")
+    if status == "runtime_error" and detail.endswith("killed by KILL"):
+        # The runner got a SIGKILL: from the cgroup's OOM killer (handled above) or from the host.
+        raise _HostFault(_fail("runtime_error", f"{detail} (not by the sandbox's limits: the host)"))
+    if status in ("wrong_result", "runtime_error", "forbidden", "suspicious"):
+        return _fail(status, detail)
+    if status != "ok":
+        return _fail("runtime_error", f"unexpected report status {status!r}")
+    reason = _cross_check(report, problem, config, run)
     if reason:
         return _fail("wrong_result", f"the parent's cross-check failed: {reason}")
     gflops = float(report["gflops"])
     base = float(report["baseline_gflops"]) if "baseline_gflops" in report else None
+    doubt = plausibility.violation(gflops, config.threads, base, problem, int(report["n"]), config)
+    if doubt:
+        return _fail("suspicious", doubt)
     return EvalResult(
         status="ok",
         gflops=gflops,
         time_s=float(report["time_s"]),
+        handshake_s=float(report["handshake_s"]),
         reps=int(report["reps"]),
         baseline_gflops=base,
         speedup=gflops / base if base else None,
     )
+
+
+def _step_failure(out: sandbox.RunOutcome, what: str, timeout_s: float, limits: sandbox.Limits) -> EvalResult | None:
+    """The verdict on one build step (None: it worked)."""
+    if out.timed_out:
+        return _fail("compile_error", f"{what} exceeded {timeout_s:g} s")
+    if out.returncode == 0 and not out.signal:
+        return None
+    log = out.output.strip()
+    if out.oom_killed or "out of memory" in log or "virtual memory exhausted" in log:
+        return _fail("compile_error", f"{what} exceeded the {limits.memory_mb} MiB memory limit")
+    if out.signal == signal.SIGXFSZ:
+        return _fail("compile_error", f"{what} wrote past the {limits.file_mb} MiB output limit")
+    if _host_killed(out, limits) or not log or "Killed signal terminated program" in log:
+        raise _HostFault(_fail("compile_error", f"{what} died without a diagnostic (the host, not the source)"))
+    if len(log) > DETAIL_CHARS:  # keep the end, from a line start
+        log = log[-DETAIL_CHARS:].partition("\n")[2]
+    return _fail("compile_error", f"{what} failed: {log}")
+
+
+def _static(completion: str, problem: Problem) -> tuple[str | None, EvalResult | None]:
+    """Extraction and the source checks: (source, None) or (None, the failure)."""
+    if len(completion.encode("utf-8", "replace")) > static_check.MAX_COMPLETION_BYTES:
+        return None, _fail("format_error", f"the answer exceeds {static_check.MAX_COMPLETION_BYTES >> 10} KiB")
+    try:
+        source = extract_source(completion, problem.signature)
+    except FormatError as err:
+        # An attack wrapped in a non-conforming answer is still an attack: forbidden outranks format.
+        violation = next(filter(None, (static_check.check_source(b, problem) for b in code_blocks(completion))), None)
+        return None, _fail(violation.status, violation.detail) if violation else _fail("format_error", str(err))
+    if len(source.encode("utf-8", "replace")) > static_check.MAX_SOURCE_BYTES:
+        return None, _fail("format_error", f"the code exceeds {static_check.MAX_SOURCE_BYTES >> 10} KiB")
+    violation = static_check.check_source(source, problem)
+    return (None, _fail(violation.status, violation.detail)) if violation else (source, None)
+
+
+def _measure_once(
+    completion: str, problem: Problem, config: MeasureConfig, build: BuildConfig, preferred_slot: int
+) -> EvalResult:
+    """One attempt: everything from the source to the verdict (meta fields are added by the caller)."""
+    start = time.monotonic()
+    source, failure = _static(completion, problem)
+    if failure:
+        return dataclasses.replace(failure, compile_s=time.monotonic() - start)
+    measure_exe, stub = measurer(problem, build), runner_stub(problem, build)
+    build_limits = sandbox.Limits(
+        wall_s=config.compile_timeout_s,
+        cpu_s=int(config.compile_timeout_s) + 5,
+        memory_mb=4096,
+        file_mb=64,
+        processes=16,
+    )
+    preprocess_limits = dataclasses.replace(
+        build_limits,
+        wall_s=min(PREPROCESS_TIMEOUT_S, config.compile_timeout_s),
+        file_mb=static_check.MAX_PREPROCESSED_BYTES >> 20,
+        memory_mb=1024,
+    )
+    with sandbox.core_slot(config.threads, preferred_slot) as (cores, uid):
+        # tmp (the parent's, 0711): measure, stub.o and the logs; tmp/work (the sandbox uid's): the rest.
+        tmp = Path(tempfile.mkdtemp(prefix="lab-eval-"))
+        work = tmp / "work"
+        try:
+            os.chmod(tmp, 0o711)
+            work.mkdir()
+            (work / "candidate.c").write_text(source)
+            shutil.copy(measure_exe, tmp / "measure")
+            shutil.copy(stub, tmp / "stub.o")
+            os.chmod(tmp / "measure", 0o755)
+            os.chmod(tmp / "stub.o", 0o644)
+            sandbox.prepare_workdir(work, uid)
+
+            def step(argv: list[str], what: str, limits: sandbox.Limits = build_limits) -> EvalResult | None:
+                out = sandbox.run(argv, work, limits, cores, uid, log_dir=tmp)
+                return _step_failure(out, what, limits.wall_s, limits)
+
+            fail = step(preprocess_argv(build, "candidate.c", "candidate.i"), "preprocessing", preprocess_limits)
+            if not fail:
+                violation = static_check.check_preprocessed_file(work / "candidate.i", "candidate.c", problem)
+                fail = violation and _fail(violation.status, violation.detail)
+            fail = fail or step(compile_argv(build, "candidate.i", "candidate.o"), "compilation")
+            if not fail:
+                violation = static_check.check_object(work / "candidate.o", problem)
+                fail = violation and _fail(violation.status, violation.detail)
+            fail = fail or step(localize_argv(problem.function, "candidate.o", "kernel.o"), "localizing symbols")
+            # Relative paths: the sandbox mounts an empty /tmp over the one `tmp` lives in, but its
+            # working directory (entered before that) still leads to `tmp` through "..".
+            fail = fail or step(link_argv(build, "../stub.o", "kernel.o", "runner"), "linking")
+            compile_s = time.monotonic() - start
+            if fail:
+                return dataclasses.replace(fail, compile_s=compile_s)
+
+            nonce, threads = secrets.token_hex(8), config.threads
+            run_limits = sandbox.Limits(
+                wall_s=config.run_timeout_s,
+                cpu_s=int(config.run_timeout_s * threads) + 5,
+                memory_mb=config.memory_mb + MEASURER_MB,
+                # RLIMIT_FSIZE also caps the shared-memory file (memfd) of the inputs and outputs;
+                # the kernel's process cannot write a file at all (seccomp).
+                file_mb=config.memory_mb,
+                processes=threads + 8,
+            )
+            argv = ["../measure", "--runner", "./runner", "--n", str(config.n or problem.default_n)]
+            argv += ["--odd-n", str(config.odd_n or problem.odd_n), "--threads", str(threads)]
+            argv += ["--min-time", repr(config.min_time_s), "--min-reps", str(config.min_reps)]
+            argv += ["--baseline", str(int(config.baseline)), "--baseline-min-time", repr(config.baseline_min_time_s)]
+            argv += ["--tol", repr(problem.tolerance), "--nonce", nonce, "--result-fd", "{result_fd}"]
+            env = {
+                "OMP_NUM_THREADS": str(threads),
+                "OMP_THREAD_LIMIT": str(threads),
+                "OMP_DYNAMIC": "false",
+                "OMP_MAX_ACTIVE_LEVELS": "1",
+                # Bound at start-up, before the runner's seccomp filter refuses affinity changes.
+                "OMP_PROC_BIND": "close",
+                "OMP_PLACES": "cores",
+            }
+            run = sandbox.run(argv, work, run_limits, cores, uid, env=env, want_result=True, log_dir=tmp)
+            result = _verdict(run, nonce, problem, config, run_limits)
+            return dataclasses.replace(result, compile_s=compile_s, run_s=run.wall_s)
+        finally:
+            sandbox.remove_tree(work, uid)
+            sandbox.remove_tree(tmp, None)
 
 
 def _measure(
@@ -202,9 +365,11 @@ def _measure(
     fingerprint: str,
     preferred_slot: int = 0,
 ) -> EvalResult:
-    """Measure one completion from scratch (no cache). `fingerprint` only keys the cache."""
+    """Measure one completion from scratch (no cache). `fingerprint` only keys the cache.
+
+    A host fault is retried once; if it repeats, _HostFault carries the result out, so that the
+    cache never stores it."""
     problem = load_problem(problem_name)
-    start = time.monotonic()
     meta = dict(
         problem=problem.name,
         n=config.n or problem.default_n,
@@ -214,103 +379,44 @@ def _measure(
         machine=machine_fingerprint(),
         isolation=sandbox.isolation_level(),
     )
-    try:
-        source = extract_source(completion, problem.signature)
-    except FormatError as err:
-        # An attack wrapped in a non-conforming answer is still an attack: forbidden outranks format.
-        violation = next(filter(None, (static_check.check_source(b, problem) for b in code_blocks(completion))), None)
-        status, detail = (violation.status, violation.detail) if violation else ("format_error", str(err))
-        return _fail(status, detail, compile_s=time.monotonic() - start, **meta)
-    violation = static_check.check_source(source, problem)
-    if violation:
-        return _fail(violation.status, violation.detail, compile_s=time.monotonic() - start, **meta)
-    driver = driver_object(problem, build)
-    compile_limits = sandbox.Limits(
-        wall_s=config.compile_timeout_s,
-        cpu_s=int(config.compile_timeout_s) + 5,
-        memory_mb=4096,
-        file_mb=64,
-        processes=16,
+    # Calibrations first (once per machine), while this process holds no CPU slot: they lock them all.
+    plausibility.peak_gflops_per_core()
+    if config.baseline:
+        plausibility.baseline_gflops(problem, meta["n"], config)
+    for attempt in (1, 2):
+        try:
+            return dataclasses.replace(_measure_once(completion, problem, config, build, preferred_slot), **meta)
+        except (_HostFault, sandbox.SandboxBusy) as err:
+            if attempt == 2:
+                result = err.result if isinstance(err, _HostFault) else _fail("harness_error", str(err))
+                raise _HostFault(dataclasses.replace(result, **meta)) from None
+    raise AssertionError("unreachable")
+
+
+def _harness_error(err: BaseException, problem: str, config: MeasureConfig) -> EvalResult:
+    last = traceback.format_exception_only(type(err), err)[-1].strip()
+    return _fail(
+        "harness_error",
+        last,
+        problem=problem,
+        threads=config.threads,
+        host=socket.gethostname(),
+        isolation=sandbox.isolation_level(),
     )
-    with (
-        sandbox.core_slot(config.threads, preferred_slot) as (cores, uid),
-        tempfile.TemporaryDirectory(prefix="lab-eval-") as tmp,
-    ):
-        work = Path(tmp)
-        (work / "candidate.c").write_text(source)
-        shutil.copy(driver, work / "driver.o")
-        sandbox.prepare_workdir(work, uid)
 
-        def step(argv: list[str], what: str) -> EvalResult | None:
-            out = sandbox.run(argv, work, compile_limits, cores, uid)
-            if out.timed_out:
-                return _fail("compile_error", f"{what} exceeded {config.compile_timeout_s:g} s")
-            if out.returncode != 0:
-                log = out.output.strip()
-                if len(log) > DETAIL_CHARS:  # keep the end, from a line start
-                    log = log[-DETAIL_CHARS:].partition("\n")[2]
-                return _fail("compile_error", f"{what} failed: {log}")
-            return None
 
-        fail = step(preprocess_argv(build, "candidate.c", "candidate.i"), "preprocessing")
-        if not fail:
-            violation = static_check.check_preprocessed(
-                (work / "candidate.i").read_text(errors="replace"), "candidate.c", problem
-            )
-            fail = violation and _fail(violation.status, violation.detail)
-        fail = fail or step(compile_argv(build, "candidate.i", "candidate.o"), "compilation")
-        if not fail:
-            violation = static_check.check_object(work / "candidate.o", problem)
-            fail = violation and _fail(violation.status, violation.detail)
-        fail = fail or step(link_argv(build, "driver.o", "candidate.o", "bench"), "linking")
-        compile_s = time.monotonic() - start
-        if fail:
-            return dataclasses.replace(fail, compile_s=compile_s, **meta)
-
-        nonce, seed = secrets.token_hex(8), secrets.randbits(40)
-        threads = config.threads
-        run_limits = sandbox.Limits(
-            wall_s=config.run_timeout_s,
-            cpu_s=int(config.run_timeout_s * threads) + 5,
-            memory_mb=config.memory_mb,
-            file_mb=1,
-            processes=threads + 16,
+def _score(
+    measure, completion: str, problem: str, config: MeasureConfig, build: BuildConfig, fingerprint: str, slot: int
+):
+    """One job: a result whatever happens (host faults come back uncached, exceptions as harness_error)."""
+    try:
+        return measure(completion, problem, config, build, fingerprint, slot)
+    except _HostFault as fault:
+        return fault.result
+    except Exception as err:  # noqa: BLE001 - the harness must never raise on a candidate
+        return dataclasses.replace(
+            _harness_error(err, problem, config), source_sha256=hashlib.sha256(completion.encode()).hexdigest()
         )
-        argv = [
-            "./bench",
-            "--n",
-            str(meta["n"]),
-            "--odd-n",
-            str(config.odd_n or problem.odd_n),
-            "--threads",
-            str(threads),
-            "--min-time",
-            repr(config.min_time_s),
-            "--min-reps",
-            str(config.min_reps),
-            "--baseline",
-            str(int(config.baseline)),
-            "--baseline-min-time",
-            repr(config.baseline_min_time_s),
-            "--tol",
-            repr(problem.tolerance),
-            "--seed",
-            str(seed),
-            "--nonce",
-            nonce,
-            "--result-fd",
-            "{result_fd}",
-        ]
-        env = {
-            "OMP_NUM_THREADS": str(threads),
-            "OMP_THREAD_LIMIT": str(threads),
-            "OMP_DYNAMIC": "false",
-            "OMP_PROC_BIND": "close",
-            "OMP_PLACES": "threads",
-        }
-        run = sandbox.run(argv, work, run_limits, cores, uid, env=env, want_result=True)
-        result = _verdict(run, nonce, problem, config, run_limits, seed)
-        return dataclasses.replace(result, compile_s=compile_s, run_s=run.wall_s, **meta)
 
 
 def _memory() -> joblib.Memory:
@@ -343,6 +449,7 @@ def evaluate_batch(
 ) -> list[EvalResult]:
     """Score many completions in parallel, one core slot per job; results keep the input order.
 
+    Never raises because of a completion: each gets a result, `harness_error` included.
     `cache=False` measures every completion afresh. `backend` is any joblib backend ("loky" by
     default; "dask" or "ray" once their cluster is set up), which is how a batch scales past
     one machine.
@@ -368,16 +475,23 @@ def evaluate_batch(
         else:  # a cluster backend: each worker node locks its own CPUs
             n_jobs = n_jobs or -1
         jobs = (
-            joblib.delayed(measure)(text, problem.name, config, build, fingerprint, i % n_jobs)
+            joblib.delayed(_score)(measure, text, problem.name, config, build, fingerprint, i % n_jobs)
             for i, text in enumerate(todo)
         )
         if n_jobs == 1:
             outputs = (job[0](*job[1], **job[2]) for job in jobs)
         else:
             outputs = joblib.Parallel(n_jobs=n_jobs, backend=backend, return_as="generator")(jobs)
-        bar = tqdm(outputs, total=len(todo), desc=f"scoring {problem.name}", unit="kernel", disable=not progress)
-        for text, result in zip(todo, bar):
-            done[text] = (result, False)
+        bar = tqdm(total=len(todo), desc=f"scoring {problem.name}", unit="kernel", disable=not progress)
+        try:
+            for text, result in zip(todo, outputs):
+                done[text] = (result, False)
+                bar.update()
+        except Exception as err:  # noqa: BLE001 - a worker pool that died: the rest become harness_error
+            for text in todo:
+                done.setdefault(text, (_harness_error(err, problem.name, config), False))
+        finally:
+            bar.close()
     # The first occurrence of a duplicate is the measured one; the rest are cache answers.
     seen: set[str] = set()
     results = []

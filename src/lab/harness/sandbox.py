@@ -1,9 +1,12 @@
-"""Run an untrusted program: its own user, namespaces, limits, timeout, and no survivors.
+"""Run an untrusted program: its own user, namespaces, a cgroup, limits, timeout, and no survivors.
 
-`run(argv, workdir, limits, cores)` starts `argv` in `workdir` and returns a
+`run(argv, workdir, limits, cores, uid)` starts `argv` in `workdir` and returns a
 `RunOutcome` once the program and everything it started are gone. When the
 harness runs as root (CI, the lab's own machines) the child, before exec:
 
+- joins a cgroup of its own (v2, or v1 where that is what the machine has) with
+  cpuset = `cores`, a memory limit and a pids limit, covering everything the
+  program starts, when the machine lets us create one;
 - starts a new session and gets new mount, network and IPC namespaces: no
   network interface but a downed loopback, and private empty tmpfs mounts over
   /tmp, /var/tmp, /dev/shm and /run/lock (the world-writable places), so its only
@@ -12,25 +15,32 @@ harness runs as root (CI, the lab's own machines) the child, before exec:
 - gets hard rlimits: address space, CPU seconds, file size, open files,
   processes, no core dumps;
 - drops to a sandbox user id of its own (one per core slot, never shared by two
-  live runs), with no supplementary groups and no_new_privs; a parent-death
-  signal kills it if the harness dies.
+  live runs, never handed out while it still owns a process), with no
+  supplementary groups and no_new_privs; a parent-death signal kills it if the
+  harness dies.
 
 The parent enforces the wall-clock timeout, then kills every process of the
 sandbox uid with kill(-1, SIGKILL) issued *as that uid*, which reaches all of the
 child's descendants (even ones that left its session) and nothing else. The
 harness process is a child subreaper, so orphans of the run are reparented to
-it and reaped here (a zombie would otherwise count against the uid's process
-limit for good). It then checks /proc and reports any survivor. Output goes to a file capped by
-RLIMIT_FSIZE; results come back on a pipe of their own (`result_fd`), which the
-parent reads, capped.
+it and reaped here. It then checks /proc and reports any survivor. Output goes
+to a log file outside `workdir` (the program cannot replace it), capped by
+RLIMIT_FSIZE; results come back on a pipe of their own (`result_fd`), read capped.
 
-Without root the same code still applies the session, affinity, rlimits, timeout
-and process-group kill, but not the uid switch or namespaces: `isolation()` says
-which layers are active, and the README states what that means.
+`isolation_level()` names what is in force, and every result records it:
+`cgroup-v2` / `cgroup-v1` (all of the above), `namespaces` (root, but no usable
+cgroup: rlimits instead of the cgroup, affinity verified from outside by the
+measurer), `rlimits` (not root: session, affinity, rlimits, timeout and
+process-group kill only). The candidate's own process adds a seccomp filter at
+every level (harness/bench.h). The README's sandbox section says what each level
+guarantees.
+
+CPU slots are locked machine-wide (flock on files in `lock_dir()`, a fixed path
+under /dev/shm), so evaluators with different TMPDIRs never share CPUs or uids.
 
 Why by hand: Python 3.11 has no os.unshare, and a setuid helper such as
-bubblewrap is not on every machine the lab runs on; the few libc calls below are
-the whole of it.
+bubblewrap is not on every machine the lab runs on; the few libc calls and
+cgroup files below are the whole of it.
 """
 
 from __future__ import annotations
@@ -38,11 +48,12 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import fcntl
+import functools
+import itertools
 import os
 import resource
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -88,6 +99,7 @@ class RunOutcome:
     result: bytes  # what arrived on the result pipe
     killed: int = 0  # processes of the sandbox uid still running after the program ended (then killed)
     survivors: int = 0  # processes of the sandbox uid still alive after cleanup (should be 0)
+    oom_killed: bool = False  # the run's cgroup killed a process for exceeding its memory limit
     isolation: dict = field(default_factory=dict)
 
     @property
@@ -102,10 +114,13 @@ def is_root() -> bool:
 def isolation() -> dict:
     """Which sandbox layers are active in this process."""
     root = is_root()
+    layout = cgroup_layout()
     return {
+        "cgroup": layout[0] if layout else None,
         "separate_uid": root,
         "network_namespace": root,
         "mount_namespace": root,
+        "seccomp": True,  # installed by the runner itself (harness/bench.h), at every level
         "rlimits": True,
         "timeout_kill": True,
         "process_group": True,
@@ -113,15 +128,157 @@ def isolation() -> dict:
 
 
 def isolation_level() -> str:
-    """The isolation in force, as one word recorded in every result: `namespaces` (root: own uid,
-    network/mount/IPC namespaces, rlimits, timeout, uid-wide kill) or `rlimits` (not root: rlimits,
-    timeout and process-group kill only; see the README's sandbox section)."""
-    return "namespaces" if is_root() else "rlimits"
+    """The isolation in force, as one word recorded in every result (see the module docstring):
+    `cgroup-v2`, `cgroup-v1`, `namespaces` or `rlimits`."""
+    if not is_root():
+        return "rlimits"
+    layout = cgroup_layout()
+    return f"cgroup-{layout[0]}" if layout else "namespaces"
 
 
 def lock_dir() -> Path:
-    """Where the locks that serialize use of each CPU (and its uid) across processes live."""
-    return Path(tempfile.gettempdir()) / "lab-sandbox-locks"
+    """Where the locks that serialize use of each CPU (and its uid) live: one fixed place per machine
+    ($LAB_LOCK_DIR overrides it, for tests that need a private set of slots)."""
+    return Path(os.environ.get("LAB_LOCK_DIR") or "/dev/shm/lab-locks")
+
+
+# ---- cgroups ------------------------------------------------------------------------------
+
+_CONTROLLERS = ("cpuset", "memory", "pids")
+_run_ids = itertools.count()
+
+
+def _write(path: Path, value: str) -> None:
+    path.write_text(value)
+
+
+def _own_cgroups() -> dict[str, str]:
+    """controller (or "" for v2) -> this process's cgroup path, from /proc/self/cgroup."""
+    out = {}
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        for c in controllers.split(",") if controllers else [""]:
+            out[c] = path
+    return out
+
+
+def _mounts(fstype: str) -> list[tuple[Path, set[str]]]:
+    found = []
+    for line in Path("/proc/mounts").read_text().splitlines():
+        parts = line.split()
+        if len(parts) >= 4 and parts[2] == fstype:
+            found.append((Path(parts[1]), set(parts[3].split(","))))
+    return found
+
+
+def _cgroup_v2() -> tuple[str, dict[str, Path]] | None:
+    own = _own_cgroups().get("")
+    for mount, _ in _mounts("cgroup2"):
+        here = mount / (own or "/").lstrip("/")
+        if not set(_CONTROLLERS) <= set((here / "cgroup.controllers").read_text().split()):
+            continue
+        enable = " ".join(f"+{c}" for c in _CONTROLLERS)
+        _write(here / "cgroup.subtree_control", enable)  # refused where `here` holds processes (not root)
+        base = here / "lab"
+        base.mkdir(exist_ok=True)
+        _write(base / "cgroup.subtree_control", enable)
+        return "v2", {"": base}
+    return None
+
+
+def _cgroup_v1() -> tuple[str, dict[str, Path]] | None:
+    own = _own_cgroups()
+    bases = {}
+    for controller in _CONTROLLERS:
+        mount = next((m for m, opts in _mounts("cgroup") if controller in opts), None)
+        if mount is None or controller not in own:
+            return None
+        here = mount / own[controller].lstrip("/")
+        base = here / "lab"
+        base.mkdir(exist_ok=True)
+        if controller == "cpuset":  # a v1 cpuset group starts empty: give it its parent's CPUs and nodes
+            for name in ("cpuset.cpus", "cpuset.mems"):
+                _write(base / name, (here / name).read_text().strip())
+        bases[controller] = base
+    return "v1", bases
+
+
+@functools.cache
+def cgroup_layout() -> tuple[str, dict[str, Path]] | None:
+    """("v2" | "v1", {controller: the folder lab's cgroups go in}) where this process, as root,
+    can create cgroups with cpuset, memory and pids; None where it cannot."""
+    if not is_root():
+        return None
+    for probe in (_cgroup_v2, _cgroup_v1):
+        with contextlib.suppress(OSError, ValueError):
+            layout = probe()
+            if layout:
+                with RunCgroup(layout, (min(os.sched_getaffinity(0)),), 64, 8):  # can we really use one?
+                    pass
+                return layout
+    return None
+
+
+class RunCgroup:
+    """One run's cgroup (in every controller's hierarchy under v1): created with its limits,
+    joined by the child before exec, removed when the run is over."""
+
+    def __init__(self, layout: tuple[str, dict[str, Path]], cores: Sequence[int], memory_mb: int, pids: int):
+        self.version, bases = layout
+        name = f"run-{os.getpid()}-{next(_run_ids)}"
+        self.dirs = {c: base / name for c, base in bases.items()}
+        for d in self.dirs.values():
+            d.mkdir()
+        try:
+            cpus, memory = ",".join(map(str, cores)), str(memory_mb * 1024 * 1024)
+            if self.version == "v2":
+                d = self.dirs[""]
+                _write(d / "cpuset.cpus", cpus)
+                _write(d / "memory.max", memory)
+                _write(d / "memory.swap.max", "0") if (d / "memory.swap.max").exists() else None
+                _write(d / "pids.max", str(pids))
+            else:
+                cpuset, mem = self.dirs["cpuset"], self.dirs["memory"]
+                _write(cpuset / "cpuset.cpus", cpus)
+                _write(cpuset / "cpuset.mems", (cpuset.parent / "cpuset.mems").read_text().strip())
+                _write(mem / "memory.limit_in_bytes", memory)
+                with contextlib.suppress(OSError):  # absent or refused without swap accounting
+                    _write(mem / "memory.memsw.limit_in_bytes", memory)
+                _write(self.dirs["pids"] / "pids.max", str(pids))
+        except BaseException:
+            self.remove()
+            raise
+
+    @property
+    def procs_files(self) -> list[str]:
+        return [str(d / "cgroup.procs") for d in self.dirs.values()]
+
+    def oom_kills(self) -> int:
+        d = self.dirs.get("") or self.dirs["memory"]
+        events = d / ("memory.events" if self.version == "v2" else "memory.oom_control")
+        with contextlib.suppress(OSError):
+            for line in events.read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+        return 0
+
+    def remove(self) -> None:
+        for d in self.dirs.values():
+            for _ in range(50):  # a just-killed process can take a moment to leave the group
+                try:
+                    d.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.01)
+
+    def __enter__(self) -> RunCgroup:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
 
 
 def _check(ret: int, what: str) -> None:
@@ -130,8 +287,14 @@ def _check(ret: int, what: str) -> None:
         raise OSError(err, f"{what}: {os.strerror(err)}")
 
 
-def _child_setup(cores: Sequence[int], limits: Limits, uid: int | None) -> None:
+def _child_setup(cores: Sequence[int], limits: Limits, uid: int | None, cgroup_procs: Sequence[str]) -> None:
     """Runs in the forked child before exec (see the module docstring)."""
+    for procs in cgroup_procs:  # first, so that everything below is already accounted in the group
+        fd = os.open(procs, os.O_WRONLY)
+        try:
+            os.write(fd, str(os.getpid()).encode())
+        finally:
+            os.close(fd)
     os.setsid()
     if uid is not None:
         _check(_libc.unshare(_CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWIPC), "unshare")
@@ -204,6 +367,10 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+class SandboxBusy(RuntimeError):
+    """A sandbox resource is held by something the harness cannot clear (a host fault)."""
+
+
 @contextlib.contextmanager
 def core_slot(threads: int, preferred: int = 0) -> Iterator[tuple[tuple[int, ...], int]]:
     """Hold `threads` CPUs (and the sandbox uid that goes with them) for one evaluation.
@@ -214,13 +381,20 @@ def core_slot(threads: int, preferred: int = 0) -> Iterator[tuple[tuple[int, ...
     cpus = sorted(os.sched_getaffinity(0))
     threads = max(1, min(threads, len(cpus)))
     slots = [tuple(cpus[i : i + threads]) for i in range(0, len(cpus) - threads + 1, threads)]
-    lock_dir().mkdir(mode=0o700, exist_ok=True)
+    locks = lock_dir()
+    if not locks.is_dir():
+        with contextlib.suppress(FileExistsError):
+            locks.mkdir(parents=True)
+            os.chmod(locks, 0o1777)  # any user's evaluator locks CPUs here, as in /tmp
     order = slots[preferred % len(slots) :] + slots[: preferred % len(slots)]
 
     def lock(slot: tuple[int, ...], blocking: bool) -> list[int] | None:
         fds = []
         for cpu in slot:
-            fd = os.open(lock_dir() / f"cpu{cpu}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+            path = locks / f"cpu{cpu}.lock"
+            fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o666)
+            with contextlib.suppress(PermissionError):
+                os.fchmod(fd, 0o666)  # despite the umask: other users lock the same file
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
             except BlockingIOError:
@@ -240,7 +414,11 @@ def core_slot(threads: int, preferred: int = 0) -> Iterator[tuple[tuple[int, ...
     if fds is None:
         fds = lock(chosen, blocking=True)
     try:
-        yield chosen, SANDBOX_UID_BASE + chosen[0]
+        uid = SANDBOX_UID_BASE + chosen[0]
+        if is_root() and _uid_processes(uid)[0] and _kill_uid(uid):
+            # Left by an evaluator that died without cleaning up, and unkillable: never hand it out.
+            raise SandboxBusy(f"sandbox uid {uid} still owns processes that cannot be killed")
+        yield chosen, uid
     finally:
         for fd in fds:
             os.close(fd)
@@ -254,6 +432,23 @@ def prepare_workdir(path: Path, uid: int | None) -> None:
             os.chown(child, uid, uid)
 
 
+def remove_tree(path: Path, uid: int | None, timeout_s: float = 30.0) -> None:
+    """Delete a work directory, whatever the program left in it (a very deep tree, unreadable
+    folders, thousands of files): `chmod -R` and `rm -rf` walk iteratively, run as the sandbox uid
+    (so nothing outside what that uid owns can be touched) with a time limit; whatever remains
+    (the top folder, owned by the parent) goes last."""
+    if not path.exists():
+        return
+    user = dict(user=uid, group=uid, extra_groups=[]) if uid is not None and is_root() else {}
+    for argv in (["chmod", "-R", "u+rwx", "--", str(path)], ["rm", "-rf", "--one-file-system", "--", str(path)]):
+        with contextlib.suppress(subprocess.TimeoutExpired, OSError):
+            subprocess.run(
+                argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout_s, check=False, **user
+            )
+    if path.exists():  # what the uid could not remove: the folder itself, when the parent owns it
+        subprocess.run(["rm", "-rf", "--one-file-system", "--", str(path)], timeout=timeout_s, check=False)
+
+
 def run(
     argv: Sequence[str],
     workdir: Path,
@@ -262,12 +457,24 @@ def run(
     uid: int | None,
     env: dict[str, str] | None = None,
     want_result: bool = False,
+    log_dir: Path | None = None,
 ) -> RunOutcome:
-    """Run argv in the sandbox; see the module docstring for the guarantees."""
+    """Run argv in the sandbox; see the module docstring for the guarantees. The output log goes
+    to `log_dir` (default: `workdir`'s parent), a place the program cannot write."""
     uid = uid if is_root() else None
     if uid is not None:
         _check(_libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "subreaper")
-    log_path = workdir / ".output.log"
+    layout = cgroup_layout()
+    cgroup = RunCgroup(layout, cores, limits.memory_mb, limits.processes) if layout else None
+    try:
+        return _run(argv, workdir, limits, cores, uid, env, want_result, log_dir or workdir.parent, cgroup)
+    finally:
+        if cgroup is not None:
+            cgroup.remove()
+
+
+def _run(argv, workdir, limits, cores, uid, env, want_result, log_dir, cgroup) -> RunOutcome:
+    log_path = log_dir / f".output-{os.getpid()}-{next(_run_ids)}.log"
     read_fd = write_fd = None
     if want_result:
         read_fd, write_fd = os.pipe()
@@ -284,7 +491,7 @@ def run(
     base_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C", "HOME": str(workdir), "TMPDIR": "/tmp"}
     # The log is read back through this same descriptor: the program owns the directory and
     # could swap the path for a link to a file it must not see.
-    log = open(log_path, "w+b")  # noqa: SIM115 - closed at the end of run()
+    log = open(log_path, "w+b")  # noqa: SIM115 - closed at the end of _run()
     start = time.monotonic()
     proc = subprocess.Popen(
         list(argv),
@@ -295,7 +502,7 @@ def run(
         stderr=subprocess.STDOUT,
         close_fds=True,
         pass_fds=(write_fd,) if write_fd is not None else (),
-        preexec_fn=lambda: _child_setup(cores, limits, uid),  # noqa: PLW1509 - see module doc
+        preexec_fn=lambda: _child_setup(cores, limits, uid, cgroup.procs_files if cgroup else []),  # noqa: PLW1509
     )
     if write_fd is not None:
         os.close(write_fd)
@@ -338,5 +545,6 @@ def run(
         result=bytes(result),
         killed=killed,
         survivors=survivors,
+        oom_killed=bool(cgroup and cgroup.oom_kills()),
         isolation=isolation(),
     )

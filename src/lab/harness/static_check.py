@@ -1,22 +1,33 @@
 """Static checks of candidate code: the first layer of defence, before anything runs.
 
-Three passes, each returning a `Violation` (always status `forbidden`) or None:
+Three passes, each returning a `Violation` (usually status `forbidden`) or None:
 
 - `check_source(source, problem)`: the text as written: includes outside the
   problem's allow-list (computed includes too), inline assembly, and
   identifiers of calls that reach outside the computation or into BLAS;
-- `check_preprocessed(text, problem)`: the same identifier rules applied to
-  the candidate's own lines after macro expansion (token pasting cannot hide a
-  name from this pass), plus the list of headers that were really included;
-- `check_object(path, problem)`: the compiled object, the ground truth: it may
-  export only the required function, reference only allow-listed undefined
-  symbols, hold no constructors/destructors or unusual sections, and contain no
-  system-call or indirect-branch instructions (candidates are compiled with
-  -fno-jump-tables, so a legitimate kernel has none).
+- `check_preprocessed(text, filename, problem)` (or `check_preprocessed_file`,
+  which streams gcc's output with a size cap): the candidate's own lines after
+  macro expansion (token pasting cannot hide a name from this pass): the same
+  identifier rules, compiler builtins on an exact allow-list, every `#pragma`
+  (so `_Pragma` and macros cannot hide one) with OpenMP limited to the
+  constructs in `OPENMP_DIRECTIVES` and `OPENMP_CLAUSES`, and the headers that
+  were really included;
+- `check_object(path, problem, scratch)`: the compiled object, the ground truth,
+  inspected with one call of each binutils tool: undefined symbols on an exact
+  allow-list (libgomp's entry points included), no definition that would
+  interpose a symbol of libc, libm, libgomp or the runner, no constructors,
+  destructors or unusual sections, no data in code sections, and no system-call,
+  indirect-branch or machine-state instruction. Other exported helpers are fine:
+  the build localizes every symbol but the required one (`objcopy
+  --keep-global-symbol`), so they cannot reach anything.
+
+Every pass is bounded: sources, preprocessed output, the candidate's own
+expanded lines and object code have size caps (below), and tools run with a
+time and memory limit, so no source costs the parent more than a few seconds.
 
 These checks cannot see everything (a crafted memory-corruption exploit is out of
-their reach); the sandbox contains what they miss, and the parent cross-checks the
-driver's report (see lab/evaluate.py).
+their reach); the runner's seccomp filter and the process split contain what they
+miss (see harness/bench.h and the README's threat model).
 
     >>> from lab.harness.problems import load_problem
     >>> check_source('#include <stdio.h>\\nvoid dgemm(){}', load_problem("dgemm")).detail
@@ -25,8 +36,12 @@ driver's report (see lab/evaluate.py).
 
 from __future__ import annotations
 
+import functools
 import re
+import resource
 import subprocess
+import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,6 +79,65 @@ _BLAS = re.compile(
     r"|[sdcz](gemm|gemv|symm|syrk|syr2k|trmm|trsm|ger|axpy|dot|scal|copy|swap|nrm2|asum)_+)$"
 )
 
+#: Size caps in bytes. Real kernels are far below each: the largest example is 6 KB of source,
+#: and immintrin.h makes gcc -E output about 2 MB.
+MAX_COMPLETION_BYTES = 256 * 1024  # the whole completion text
+MAX_SOURCE_BYTES = 64 * 1024  # the extracted C source
+MAX_PREPROCESSED_BYTES = 16 * 1024 * 1024  # gcc -E output (a cap on the sandboxed step's file size)
+MAX_OWN_EXPANDED_BYTES = 512 * 1024  # the candidate's own lines after macro expansion
+MAX_CODE_BYTES = 1024 * 1024  # machine code in the object
+#: Limits of each binutils call on a candidate object.
+TOOL_TIMEOUT_S = 10.0
+TOOL_MEMORY_MB = 1024
+
+#: Compiler builtins a kernel may call (besides the vector ones of `__builtin_ia32_*`, see
+#: _DENIED_IA32, and the `__atomic_*` / `__sync_*` families). Everything else is `forbidden`:
+#: control flow that reaches libc (__builtin_apply, __builtin_longjmp, __builtin_call_with_static_chain,
+#: __builtin_eh_return...), frame and return addresses, cycle counters, and libc calls in builtin form.
+ALLOWED_BUILTINS = frozenset(
+    """
+    expect expect_with_probability prefetch assume_aligned unreachable trap constant_p
+    memcpy memmove memset memcmp alloca alloca_with_align
+    fma fmaf fmal sqrt sqrtf sqrtl fabs fabsf fabsl fmin fmax fminf fmaxf floor floorf ceil ceilf
+    trunc truncf round roundf rint copysign copysignf inf inff infl huge_val huge_valf nan nanf
+    isnan isinf isfinite isnormal signbit isgreater isless isgreaterequal islessequal isunordered
+    ctz ctzl ctzll clz clzl clzll popcount popcountl popcountll parity parityl parityll ffs ffsl ffsll
+    clrsb clrsbl clrsbll bswap16 bswap32 bswap64
+    add_overflow sub_overflow mul_overflow add_overflow_p sub_overflow_p mul_overflow_p
+    shuffle shufflevector convertvector offsetof types_compatible_p choose_expr complex
+    va_start va_end va_arg va_copy va_list
+""".split()
+)
+#: `__builtin_ia32_*` builtins and their intrinsic spellings that read clocks, randomness or machine
+#: state, or change control flow; the object check refuses the instructions themselves too.
+_DENIED_IA32 = re.compile(
+    r"rdtsc|rdpmc|rdpid|rdrand|rdseed|rd[fg]sbase|wr[fg]sbase|rdpkru|wrpkru|xbegin|xend|xabort|xtest"
+    r"|xgetbv|xsetbv|xsave|xrstor|fxsave|fxrstor|monitor|mwait|tpause|senduipi|clui|stui|testui"
+    r"|incssp|rdssp|saveprevssp|rstorssp|wrss|wruss|setssbsy|clrssbsy|ptwrite|enqcmd|serialize|cpuid"
+    r"|wbinvd|wbnoinvd|invpcid|hreset|loadiwkey|encodekey|aesenc\d*kl|aesdec\d*kl"
+)
+#: Intrinsic functions (immintrin.h spellings) that wrap the instructions above.
+_DENIED_INTRINSIC = re.compile(r"^_{1,2}(?:mm_)?(?:" + _DENIED_IA32.pattern + r")\w*$")
+#: Names that only the compiler may generate: libgomp's and other OpenMP runtimes' entry points
+#: (GOMP_parallel takes a function pointer and data: calling it by hand runs anything).
+_RUNTIME_INTERNAL = re.compile(r"^(GOMP_|__kmpc_|__kmp_|__builtin_GOMP_|__builtin_omp_|gomp_|_gomp_)")
+
+#: OpenMP: the permitted directives and clauses (anything else, e.g. target, teams, distribute,
+#: taskloop, error, ordered, master, masked, flush, cancel, proc_bind, thread_limit, is forbidden).
+#: `section` and `taskwait` come with `sections` and `task`.
+OPENMP_DIRECTIVES = frozenset("parallel for simd sections section single task taskwait atomic critical barrier".split())
+OPENMP_CLAUSES = frozenset(
+    """
+    reduction collapse schedule private firstprivate lastprivate shared default nowait num_threads if
+    aligned linear safelen simdlen nontemporal copyprivate untied final mergeable
+    read write update capture compare seq_cst relaxed acquire release acq_rel hint
+""".split()
+)
+#: Non-OpenMP pragmas a kernel may use: optimization hints only (not weak, redefine_extname, visibility...).
+_ALLOWED_PRAGMA = re.compile(
+    r"^(GCC\s+(unroll|ivdep|optimize|push_options|pop_options|target|diagnostic)\b|once\b|pack\b|STDC\b)"
+)
+
 _ASM = re.compile(r"\b(asm|__asm|__asm__)\b")
 _ATTRIBUTE = re.compile(r"__attribute(?:__)?\s*\(\s*\((.*?)\)\s*\)", re.S)
 #: Attributes that run code outside the call, or rename/relocate symbols.
@@ -99,9 +173,32 @@ ALLOWED_UNDEFINED = frozenset(
     omp_init_lock omp_destroy_lock omp_set_lock omp_unset_lock
     __stack_chk_fail _GLOBAL_OFFSET_TABLE_
 """.split()
+) | frozenset(  # libgomp entry points that gcc 12 emits for OPENMP_DIRECTIVES and OPENMP_CLAUSES
+    """
+    GOMP_parallel GOMP_barrier GOMP_critical_start GOMP_critical_end GOMP_critical_name_start
+    GOMP_critical_name_end GOMP_atomic_start GOMP_atomic_end GOMP_single_start GOMP_single_copy_start
+    GOMP_single_copy_end GOMP_sections_start GOMP_sections_next GOMP_sections_end GOMP_sections_end_nowait
+    GOMP_parallel_sections GOMP_task GOMP_taskwait GOMP_loop_end GOMP_loop_end_nowait
+""".split()
+    + [
+        f"GOMP_{par}loop_{ull}{kind}_{step}"
+        for par in ("", "parallel_")
+        for ull in ("", "ull_")
+        for kind in (
+            "static",
+            "dynamic",
+            "guided",
+            "runtime",
+            "nonmonotonic_dynamic",
+            "nonmonotonic_guided",
+            "nonmonotonic_runtime",
+            "maybe_nonmonotonic_runtime",
+        )
+        for step in ("start", "next")
+        if not (par and ull)
+    ]
 )
 _ALLOWED_UNDEFINED_PREFIXES = (
-    "GOMP_",
     "__sqrt",
     "__fma",
     "__exp",
@@ -124,6 +221,7 @@ _ALLOWED_SECTION = re.compile(
 _FORBIDDEN_INSN = re.compile(
     r"\b(syscall|sysenter|sysexit|int\s+\$0x80|int\s+\$|ljmp|lcall|vmcall|iret\w*)\b"
     r"|\b(call|jmp)[a-z]*\s+\*|\bnotrack\s+jmp|\bbnd\s+jmp\s+\*"
+    r"|^\s*(" + _DENIED_IA32.pattern + r")\w*\b"
 )
 
 
@@ -183,10 +281,66 @@ def _identifier_violation(code: str, problem: Problem) -> Violation | None:
     for name, paren in _IDENT.findall(code):
         if _BLAS.match(name) or name.startswith("cblas"):
             return _forbidden(f"calls BLAS ({name})")
+        if _RUNTIME_INTERNAL.match(name):
+            return _forbidden(f"names {name}, an OpenMP runtime entry point only the compiler may call")
+        builtin = _builtin_violation(name)
+        if builtin:
+            return builtin
         # Only calls and declarations (name followed by '('): a variable named `time` is fine,
         # and any other use of such a function still shows up in the object's symbols.
         if paren and name in FORBIDDEN_CALLS and name != problem.function:
             return _forbidden(f"uses {name}, which reaches outside the computation")
+    return None
+
+
+def _builtin_violation(name: str) -> Violation | None:
+    if name.startswith("__builtin_"):
+        rest = name[len("__builtin_") :]
+        if rest.startswith("ia32_"):
+            if _DENIED_IA32.match(rest[len("ia32_") :]):
+                return _forbidden(f"uses {name}, which reads clocks, randomness or machine state")
+        elif rest not in ALLOWED_BUILTINS:
+            return _forbidden(f"uses {name}, a compiler builtin outside the allow-list")
+    elif name.startswith("_") and _DENIED_INTRINSIC.match(name):
+        return _forbidden(f"uses {name}, which reads clocks, randomness or machine state")
+    return None
+
+
+def _paren_free(text: str) -> str:
+    """`text` with every parenthesized group (nested too) removed: a pragma's clause arguments."""
+    out, depth = [], 0
+    for ch in text:
+        depth += ch == "("
+        if depth == 0:
+            out.append(ch)
+        depth -= ch == ")" and depth > 0
+    return "".join(out)
+
+
+def pragma_violation(pragma: str) -> Violation | None:
+    """The rule for one `#pragma` line's text (after `#pragma`), as gcc -E writes it."""
+    text = pragma.strip()
+    if re.match(r"omp\b", text):
+        words = re.findall(r"[A-Za-z_]\w*", _paren_free(text[3:]).replace(",", " "))
+        for word in words:
+            if word not in OPENMP_DIRECTIVES and word not in OPENMP_CLAUSES:
+                return _forbidden(
+                    f"uses '#pragma omp ... {word}', outside the permitted OpenMP constructs "
+                    f"({', '.join(sorted(OPENMP_DIRECTIVES))})"
+                )
+        if not words or words[0] not in OPENMP_DIRECTIVES:
+            return _forbidden(f"'#pragma {text[:60]}' is not a permitted OpenMP directive")
+        return None
+    if not _ALLOWED_PRAGMA.match(text):
+        return _forbidden(f"'#pragma {text[:60]}' is not allowed (only OpenMP and GCC optimization hints)")
+    return None
+
+
+def _pragma_lines_violation(own: str) -> Violation | None:
+    for m in re.finditer(r"^[ \t]*#[ \t]*pragma\b(.*)$", own, re.M):
+        violation = pragma_violation(m.group(1))
+        if violation:
+            return violation
     return None
 
 
@@ -212,70 +366,133 @@ def check_source(source: str, problem: Problem) -> Violation | None:
 _BUILTIN_FILES = ("<built-in>", "<command-line>")
 
 
-def candidate_lines(preprocessed: str, filename: str) -> tuple[str, list[str]]:
-    """Split `gcc -E` output: (text of the candidate file's own lines, headers it included directly).
+def candidate_lines(preprocessed: str | Iterable[str], filename: str) -> tuple[str, list[str]]:
+    """Split `gcc -E` output (text or lines): (text of the candidate file's own lines, headers it
+    included directly).
 
     A line marker that switches file without the enter/return flags comes from a
     #line directive; whatever follows it is counted as the candidate's own code.
+    Raises OverflowError once the own lines pass MAX_OWN_EXPANDED_BYTES.
     """
-    own, headers, current, in_candidate = [], [], None, False
-    for line in preprocessed.splitlines():
-        m = re.match(r'^# (\d+) "([^"]*)"((?: \d)*)', line)
-        if m:
-            name, flags = m.group(2), m.group(3).split()
-            if "1" in flags and in_candidate:  # entering a header straight from the candidate
-                headers.append(name)
-            relined = not flags and name not in (filename, *_BUILTIN_FILES)
-            in_candidate = name == filename or relined or (in_candidate and name == current and not flags)
-            current = name
-            continue
+    lines = preprocessed.splitlines() if isinstance(preprocessed, str) else preprocessed
+    own, headers, current, in_candidate, size = [], [], None, False, 0
+    for line in lines:
+        if line.startswith("# "):
+            m = re.match(r'^# (\d+) "([^"]*)"((?: \d)*)', line)
+            if m:
+                name, flags = m.group(2), m.group(3).split()
+                if "1" in flags and in_candidate:  # entering a header straight from the candidate
+                    headers.append(name)
+                relined = not flags and name not in (filename, *_BUILTIN_FILES)
+                in_candidate = name == filename or relined or (in_candidate and name == current and not flags)
+                current = name
+                continue
         if in_candidate:
-            own.append(line)
+            size += len(line) + 1
+            if size > MAX_OWN_EXPANDED_BYTES:
+                raise OverflowError(f"the code expands to more than {MAX_OWN_EXPANDED_BYTES // 1024} KiB after macros")
+            own.append(line.rstrip("\n"))
     return "\n".join(own), headers
 
 
-def check_preprocessed(preprocessed: str, filename: str, problem: Problem) -> Violation | None:
+def check_preprocessed(preprocessed: str | Iterable[str], filename: str, problem: Problem) -> Violation | None:
     """Checks on the candidate's own lines after macro expansion."""
-    own, headers = candidate_lines(preprocessed, filename)
+    try:
+        own, headers = candidate_lines(preprocessed, filename)
+    except OverflowError as err:
+        return Violation("compile_error", str(err))
     for header in headers:
         name = Path(header).name
         if name not in problem.allowed_headers or not header.startswith(("/usr/", "/opt/")):
             return _forbidden(f"includes {header}, which is not an allowed header")
-    return _identifier_violation(strip_comments(own), problem)
+    return _pragma_lines_violation(own) or _identifier_violation(strip_comments(own), problem)
+
+
+def check_preprocessed_file(path: Path, filename: str, problem: Problem) -> Violation | None:
+    """check_preprocessed on a file of gcc -E output, streamed: the parent never holds more than
+    the candidate's own lines (at most MAX_OWN_EXPANDED_BYTES)."""
+    if path.stat().st_size >= MAX_PREPROCESSED_BYTES:
+        return Violation("compile_error", f"the preprocessed source exceeds {MAX_PREPROCESSED_BYTES >> 20} MiB")
+    with open(path, errors="replace") as lines:
+        return check_preprocessed(lines, filename, problem)
 
 
 _CODE_SECTIONS = {".text", ".text.unlikely", ".text.hot", ".text.startup", ".text.exit"}
+#: The runner's own names (harness/bench.h, crt files) that a candidate definition would clash with.
+_RUNNER_NAMES = frozenset(
+    "main _start _init _fini __libc_csu_init __libc_csu_fini __libc_start_main __dso_handle data_start "
+    "__data_start _edata _end __bss_start _IO_stdin_used __TMC_END__ _DYNAMIC _GLOBAL_OFFSET_TABLE_".split()
+)
 
 
-def _section_name(obj: Path, index: int) -> str:
-    for line in _tool("readelf", "-SW", str(obj)).splitlines():
-        m = re.match(r"\s*\[\s*(\d+)\]\s+(\S+)", line)
-        if m and int(m.group(1)) == index:
-            return m.group(2)
-    return ""
+class ToolError(RuntimeError):
+    """A binutils call on a candidate object failed or ran past its limits."""
 
 
-def _tool(*argv: str) -> str:
-    return subprocess.run(argv, capture_output=True, text=True, check=True, timeout=30).stdout
+def _limit_tool() -> None:  # runs in the child before exec
+    mb = 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (TOOL_MEMORY_MB * mb, TOOL_MEMORY_MB * mb))
+    resource.setrlimit(resource.RLIMIT_CPU, (int(TOOL_TIMEOUT_S), int(TOOL_TIMEOUT_S)))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (256 * mb, 256 * mb))
+
+
+def _tool_lines(*argv: str) -> Iterator[str]:
+    """The output lines of one tool call, streamed from a file (never all in memory), under
+    TOOL_TIMEOUT_S and TOOL_MEMORY_MB."""
+    with tempfile.TemporaryFile("w+", errors="replace") as out:
+        try:
+            done = subprocess.run(
+                argv, stdout=out, stderr=subprocess.DEVNULL, timeout=TOOL_TIMEOUT_S, preexec_fn=_limit_tool, check=False
+            )
+        except subprocess.TimeoutExpired as err:
+            raise ToolError(f"{argv[0]} ran past {TOOL_TIMEOUT_S:g} s") from err
+        if done.returncode != 0:
+            raise ToolError(f"{argv[0]} failed on the object (status {done.returncode})")
+        out.seek(0)
+        yield from out
+
+
+@functools.cache
+def interposable_names(cc: str = "gcc") -> frozenset[str]:
+    """Every symbol libc, libm and libgomp export, plus the runner's own names: a candidate
+    definition of one of these is `forbidden` (it would interpose, had it not been localized)."""
+    names = set(_RUNNER_NAMES)
+    for lib in ("libc.so.6", "libm.so.6", "libgomp.so.1"):
+        path = subprocess.run([cc, f"-print-file-name={lib}"], capture_output=True, text=True, check=True).stdout
+        for line in _tool_lines("nm", "-D", "--defined-only", path.strip()):
+            parts = line.split()
+            if len(parts) >= 3:
+                names.add(parts[2].split("@")[0])
+    return frozenset(names)
 
 
 def check_object(obj: Path, problem: Problem) -> Violation | None:
     """Checks of the compiled candidate object (symbols, sections, instructions)."""
+    try:
+        return _check_object(obj, problem)
+    except ToolError as err:
+        return Violation("compile_error", f"the object could not be inspected: {err}")
+
+
+def _check_object(obj: Path, problem: Problem) -> Violation | None:
     defined_global, undefined = [], []
-    for line in _tool("nm", "-P", "--no-sort", str(obj)).splitlines():
+    for line in _tool_lines("nm", "-P", "--no-sort", str(obj)):
         parts = line.split()
         if len(parts) < 2:
             continue
         name, kind = parts[0], parts[1]
-        if kind == "U" or kind == "w" or kind == "v":
+        if kind in ("U", "w", "v"):
             undefined.append(name)
         elif kind.isupper() or kind in ("i", "u"):
             defined_global.append((name, kind))
+    reserved = interposable_names()
     for name, kind in defined_global:
         if kind == "i":
             return _forbidden(f"{name} is an ifunc, resolved by code that runs at load time")
-        if name != problem.function:
-            return _forbidden(f"exports {name}; only {problem.function} may be exported (make helpers static)")
+        if name != problem.function and name in reserved:
+            return _forbidden(
+                f"defines {name}, a name of libc, libm, libgomp or the runner (rename it or make it static)"
+            )
     if (problem.function, "T") not in defined_global:
         return Violation("format_error", f"{problem.function}() is not exported as a function (is it static?)")
     for name in undefined:
@@ -283,29 +500,40 @@ def check_object(obj: Path, problem: Problem) -> Violation | None:
             return _forbidden(f"calls BLAS ({name})")
         if name not in ALLOWED_UNDEFINED and not name.startswith(_ALLOWED_UNDEFINED_PREFIXES):
             return _forbidden(f"references {name}, which is not on the allow-list of callable symbols")
-    code_sections = set()
-    for line in _tool("objdump", "-h", "-w", str(obj)).splitlines():
-        m = re.match(r"\s*\d+\s+(\S+)\s+[0-9a-f]{8}.*\s(\S+)$", line)
-        if not m:
+    # One readelf call: the section table, then the symbol table.
+    sections: dict[int, str] = {}
+    code_sections, code_bytes = set(), 0
+    for line in _tool_lines("readelf", "-SsW", str(obj)):
+        m = re.match(
+            r"\s*\[\s*(\d+)\]\s+(\S*)\s+\S+\s+[0-9a-f]+\s+[0-9a-f]+\s+([0-9a-f]+)\s+[0-9a-f]+\s+([A-Za-z]*)\s+\d+\s+\d+\s+\d+",
+            line,
+        )
+        if m:
+            index, name, size, flags = int(m.group(1)), m.group(2), int(m.group(3), 16), m.group(4)
+            sections[index] = name
+            if not _ALLOWED_SECTION.match(name):
+                return _forbidden(f"has section {name} (constructors, destructors and custom sections are not allowed)")
+            if "X" in flags:
+                if name not in _CODE_SECTIONS:
+                    return _forbidden(f"has code in section {name}; only the compiler's text sections may hold code")
+                code_sections.add(name)
+                code_bytes += size
             continue
-        name, flags = m.group(1), m.group(2)
-        if not _ALLOWED_SECTION.match(name):
-            return _forbidden(f"has section {name} (constructors, destructors and custom sections are not allowed)")
-        if "CODE" in flags.split(","):
-            if name not in _CODE_SECTIONS:
-                return _forbidden(f"has code in section {name}; only the compiler's text sections may hold code")
-            code_sections.add(name)
-    # Only functions may live in code sections: bytes placed there as data are never disassembled below.
-    for line in _tool("readelf", "-sW", str(obj)).splitlines():
         parts = line.split()
-        if len(parts) >= 8 and parts[3] == "OBJECT" and parts[6].isdigit():
-            section = _section_name(obj, int(parts[6]))
-            if section in code_sections:
-                return _forbidden(f"places data ({parts[7]}) in the code section {section}")
-    for line in _tool("objdump", "-d", "--no-show-raw-insn", "-M", "att", str(obj)).splitlines():
-        m = _FORBIDDEN_INSN.search(line.split("#")[0])
+        # Only functions may live in code sections: bytes placed there as data are never disassembled below.
+        if len(parts) >= 8 and parts[0].endswith(":") and parts[3] == "OBJECT" and parts[6].isdigit():
+            if sections.get(int(parts[6])) in code_sections:
+                return _forbidden(f"places data ({parts[7]}) in the code section {sections[int(parts[6])]}")
+    if code_bytes > MAX_CODE_BYTES:
+        return Violation(
+            "compile_error", f"the object holds {code_bytes >> 10} KiB of code (limit {MAX_CODE_BYTES >> 10} KiB)"
+        )
+    for line in _tool_lines("objdump", "-d", "--no-show-raw-insn", "-M", "att", str(obj)):
+        _, tab, insn = line.partition("\t")
+        m = tab and _FORBIDDEN_INSN.search(insn.split("#")[0])
         if m:
             return _forbidden(
-                f"contains the instruction '{m.group(0).strip()}' (system calls and indirect branches are not allowed)"
+                f"contains the instruction '{m.group(0).strip()}' "
+                "(system calls, indirect branches and machine-state instructions are not allowed)"
             )
     return None

@@ -45,8 +45,11 @@ from lab.rl.sqd import TechniqueArchive, descriptor, permission_violation
 from lab.techniques import detect
 
 
-def reward_from_result(result: EvalResult, config: RewardConfig) -> float:
-    """The scalar reward of one evaluated completion."""
+def reward_from_result(result: EvalResult, config: RewardConfig) -> float | None:
+    """The scalar reward of one evaluated completion; None for a `harness_error` under the
+    default "group_mean" rule, which only a group can settle (see `group_rewards`)."""
+    if result.status == "harness_error":
+        return None if config.harness_error == "group_mean" else float(config.harness_error)
     if result.status != "ok":
         return float(config.penalties[result.status])
     if config.positive == "gflops":
@@ -56,6 +59,28 @@ def reward_from_result(result: EvalResult, config: RewardConfig) -> float:
     if config.positive == "speedup":
         return float(result.speedup)
     return math.log1p(result.speedup)
+
+
+def group_rewards(results: Sequence[EvalResult], groups: Sequence[Any], config: RewardConfig) -> list[float]:
+    """Rewards of a batch whose rows form groups (GRPO: the completions of one prompt).
+
+    A `harness_error` under the "group_mean" rule gets the mean reward of the rest of its group,
+    so its advantage is zero: the policy is neither pushed towards nor away from what it wrote
+    because the harness failed. A group with nothing else gets 0.0 for it.
+
+    >>> ok, err = EvalResult(status="ok", gflops=30.0), EvalResult(status="harness_error")
+    >>> group_rewards([ok, EvalResult(status="wrong_result"), err, err], ["p", "p", "p", "q"], RewardConfig())
+    [30.0, -10.0, 10.0, 0.0]
+    """
+    rewards = [reward_from_result(r, config) for r in results]
+    by_group: dict[Any, list[float]] = {}
+    for g, value in zip(groups, rewards):
+        if value is not None:
+            by_group.setdefault(g, []).append(value)
+    return [
+        value if value is not None else (sum(by_group[g]) / len(by_group[g]) if by_group.get(g) else 0.0)
+        for g, value in zip(groups, rewards)
+    ]
 
 
 def completion_text(completion: Any) -> str:
@@ -145,4 +170,6 @@ class HarnessReward:
         self.last_problems = list(problems)
         self.finished = time.monotonic()
         self.seconds = self.finished - self.started
-        return [reward_from_result(r, self.reward) for r in self.last]
+        # TRL passes each prompt's completions as consecutive rows with the same prompt: that is the group.
+        groups = kwargs.get("prompts") or kwargs.get("prompt") or list(range(len(completions)))
+        return group_rewards(self.last, [repr(g) for g in groups], self.reward)

@@ -1,0 +1,125 @@
+"""Plausibility: numbers the checks accept but this machine cannot produce are `suspicious`.
+
+Two calibrations, each measured once per machine fingerprint and kept in
+<cache_dir>/calibration/<fingerprint>.json:
+
+- the floating-point peak of one core (harness/peak.c: fused multiply-adds on the
+  widest vectors, enough accumulators to hide latency), measured while every CPU slot
+  of this machine is held, so no evaluation runs beside it;
+- each problem's textbook baseline at each timed size (`measure --baseline-only`).
+
+`violation(result, problem, config)` then says why an `ok` cannot be believed:
+GFLOPS above PEAK_MARGIN x peak x threads, or a baseline more than BASELINE_FACTOR
+away from its calibration (the speedup would rest on a baseline the machine did not
+really run at). Neither should ever fire for honest code; both are the last line
+behind the process split (see the README's threat model).
+
+    >>> PEAK_MARGIN, BASELINE_FACTOR
+    (1.5, 3.0)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+from lab import paths
+from lab.config import MeasureConfig
+from lab.files import write_json
+from lab.harness import sandbox
+from lab.harness.build import BuildConfig, measurer
+from lab.harness.machine import machine_fingerprint
+from lab.harness.problems import Problem
+
+#: An ok kernel may reach at most this multiple of the calibrated peak per granted CPU
+#: (turbo and measurement noise; real kernels stay below 1.0).
+PEAK_MARGIN = 1.5
+#: A result's baseline may differ from the calibrated one by at most this factor either way.
+BASELINE_FACTOR = 3.0
+
+
+def _path() -> Path:
+    return paths.cache_dir() / "calibration" / f"{machine_fingerprint()}.json"
+
+
+def _load() -> dict:
+    with contextlib.suppress(OSError, ValueError):
+        return json.loads(_path().read_text())
+    return {}
+
+
+def _store(key: str, value: float) -> None:
+    data = _load()
+    data[key] = value
+    write_json(_path(), data)
+
+
+@contextlib.contextmanager
+def _whole_machine():
+    """Hold every CPU slot of this machine (one at a time, in order, so two callers cannot deadlock)."""
+    with contextlib.ExitStack() as stack:
+        for slot in range(len(os.sched_getaffinity(0))):
+            stack.enter_context(sandbox.core_slot(1, preferred=slot))
+        yield
+
+
+def peak_gflops_per_core() -> float:
+    """This machine's calibrated floating-point peak of one core, in GFLOP/s."""
+    cached = _load().get("peak_gflops_per_core")
+    if cached:
+        return float(cached)
+    with tempfile.TemporaryDirectory(prefix="lab-peak-") as tmp:
+        exe = Path(tmp) / "peak"
+        cc = BuildConfig()
+        subprocess.run([cc.cc, "-O2", "-march=native", str(paths.harness_dir() / "peak.c"), "-o", str(exe)], check=True)
+        with _whole_machine():
+            cpu = min(os.sched_getaffinity(0))
+            out = subprocess.run(
+                ["taskset", "-c", str(cpu), str(exe)], capture_output=True, text=True, check=True, timeout=60
+            ).stdout
+    peak = float(out.split()[1])
+    _store("peak_gflops_per_core", peak)
+    return peak
+
+
+def baseline_gflops(problem: Problem, n: int, config: MeasureConfig) -> float:
+    """The calibrated GFLOPS of `problem`'s textbook baseline at size n (serial, like every baseline)."""
+    key = f"baseline/{problem.name}/{problem.fingerprint()}/{n}"
+    cached = _load().get(key)
+    if cached:
+        return float(cached)
+    exe = measurer(problem, BuildConfig())
+    argv = [str(exe), "--baseline-only", "1", "--n", str(n), "--odd-n", str(n), "--result-fd", "1", "--nonce", "-"]
+    argv += ["--baseline-min-time", repr(max(config.baseline_min_time_s, 0.2)), "--min-reps", "5"]
+    with sandbox.core_slot(1) as (cores, _):
+        out = subprocess.run(
+            ["taskset", "-c", ",".join(map(str, cores)), *argv], capture_output=True, text=True, check=True, timeout=120
+        ).stdout
+    report = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+    value = float(report["baseline_gflops"])
+    _store(key, value)
+    return value
+
+
+def violation(
+    gflops: float, threads: int, baseline: float | None, problem: Problem, n: int, config: MeasureConfig
+) -> str:
+    """Why an `ok` result's numbers cannot be believed on this machine, or ''."""
+    bound = PEAK_MARGIN * peak_gflops_per_core() * threads
+    if gflops > bound:
+        return (
+            f"{gflops:.1f} GFLOPS exceeds what {threads} CPU(s) of this machine can do "
+            f"({PEAK_MARGIN:g} x calibrated peak = {bound:.1f})"
+        )
+    if baseline is not None:
+        expected = baseline_gflops(problem, n, config)
+        if not expected / BASELINE_FACTOR <= baseline <= expected * BASELINE_FACTOR:
+            return (
+                f"the baseline ran at {baseline:.3g} GFLOPS, more than {BASELINE_FACTOR:g}x away from "
+                f"its calibration ({expected:.3g}): the speedup cannot be trusted"
+            )
+    return ""
