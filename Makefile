@@ -122,8 +122,9 @@ results/examples/dgemm_t1.json: | $(STAMP)
 	$(BIN)/lab score-examples --no-cache --threads 1 --out results/examples
 	$(BIN)/lab score-examples --no-cache --threads 2 --out results/examples
 
+# BENCH_AGAINST=<git revision>: also run that revision's harness, alternating rounds, for a before/after table.
 bench-harness: $(STAMP)
-	$(BIN)/python -m lab.analysis.bench_harness --out results/bench_harness.json
+	$(BIN)/python -m lab.analysis.bench_harness --out results/bench_harness.json $(if $(BENCH_AGAINST),--against $(BENCH_AGAINST))
 
 clean:
 	rm -rf .cache build runs

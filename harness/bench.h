@@ -272,6 +272,7 @@ int main(int argc, char **argv) {
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 /* A fresh 64-bit seed from the kernel's random pool. */
@@ -335,7 +336,7 @@ static double median(double *t, int k) {
 }
 
 typedef struct {
-    int n, odd_n, threads, min_reps, max_reps, result_fd, baseline, baseline_only;
+    int n, odd_n, threads, min_reps, max_reps, result_fd, baseline, baseline_only, kernel_mb;
     double min_time_s, baseline_min_time_s, tol;
     const char *nonce, *runner;
 } bench_args;
@@ -455,7 +456,7 @@ static double request(int op, int n) {
     return runner_stop() ? -1.0 : t;
 }
 
-static int spawn_runner(const char *path, int memfd, int max_n, size_t bytes) {
+static int spawn_runner(const char *path, int memfd, int max_n, size_t bytes, int kernel_mb) {
     char fd_s[16], n_s[16], bytes_s[32];
     snprintf(fd_s, sizeof fd_s, "%d", 3);
     snprintf(n_s, sizeof n_s, "%d", max_n);
@@ -464,6 +465,10 @@ static int spawn_runner(const char *path, int memfd, int max_n, size_t bytes) {
     if (pid < 0) return -1;
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (kernel_mb > 0) { /* the kernel's own budget; the measurer's share is not its to take */
+            struct rlimit lim = {(rlim_t)kernel_mb << 20, (rlim_t)kernel_mb << 20};
+            if (setrlimit(RLIMIT_AS, &lim)) _exit(126);
+        }
         /* fd 3 in the runner; dup2 onto itself would keep close-on-exec set. */
         int moved = memfd == 3 ? fcntl(3, F_SETFD, 0) == 0 : dup2(memfd, 3) == 3;
         if (!moved) _exit(126);
@@ -537,6 +542,7 @@ static int parse_args(int argc, char **argv, bench_args *a) {
         else if (!strcmp(k, "--result-fd")) a->result_fd = atoi(v);
         else if (!strcmp(k, "--baseline")) a->baseline = atoi(v);
         else if (!strcmp(k, "--baseline-only")) a->baseline_only = atoi(v);
+        else if (!strcmp(k, "--kernel-memory-mb")) a->kernel_mb = atoi(v);
         else if (!strcmp(k, "--min-time")) a->min_time_s = atof(v);
         else if (!strcmp(k, "--baseline-min-time")) a->baseline_min_time_s = atof(v);
         else if (!strcmp(k, "--tol")) a->tol = atof(v);
@@ -601,7 +607,7 @@ int main(int argc, char **argv) {
     if (a.baseline_only) return finish(&a, "ok", "-"); /* calibration (lab/harness/plausibility.py) */
 
     /* 1. the runner, and the cost of one handshake (an empty request). */
-    if (spawn_runner(a.runner, memfd, max_n, bytes)) { perror("bench: spawn"); return 3; }
+    if (spawn_runner(a.runner, memfd, max_n, bytes, a.kernel_mb)) { perror("bench: spawn"); return 3; }
     if (wait_word(&ctl->ready, 1) || runner_stop()) return runner_failed(&a, "while starting");
     /* The measurer shares the first granted CPU with the runner's first thread (OpenMP binds
      * it there), so a handshake never needs a wake-up across CPUs. */

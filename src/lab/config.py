@@ -80,7 +80,7 @@ class MeasureConfig:
     baseline_min_time_s: PositiveFloat = 0.1
     compile_timeout_s: PositiveFloat = 60.0
     run_timeout_s: PositiveFloat = 30.0
-    memory_mb: PositiveInt = 1024  # address-space limit of a run (packing buffers need a few MB)
+    memory_mb: PositiveInt = 1024  # memory of the kernel's process (the run's cgroup adds the measurer's share)
 
 
 def _default_penalties() -> dict[str, float]:

@@ -104,4 +104,5 @@ def localize_argv(function: str, obj: str, out: str) -> list[str]:
 
 
 def link_argv(config: BuildConfig, stub: str, obj: str, exe: str) -> list[str]:
-    return [config.cc, stub, obj, *config.ldflags, "-o", exe]
+    # No linker plugin: a candidate object carrying LTO bytecode must not be recompiled at link time.
+    return [config.cc, "-fno-use-linker-plugin", stub, obj, *config.ldflags, "-o", exe]

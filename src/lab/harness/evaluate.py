@@ -41,6 +41,7 @@ import dataclasses
 import hashlib
 import math
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -242,11 +243,14 @@ def _step_failure(out: sandbox.RunOutcome, what: str, timeout_s: float, limits: 
     if out.returncode == 0 and not out.signal:
         return None
     log = out.output.strip()
-    if out.oom_killed or "out of memory" in log or "virtual memory exhausted" in log:
+    # Only the compiler driver's own lines count (a line of the candidate's source or an #error
+    # can say anything): "cc1: out of memory ...", "gcc: fatal error: Killed signal ...".
+    driver_lines = [line for line in log.splitlines() if re.match(r"^(cc1|gcc|collect2|ld|as|lto1)\S*: ", line)]
+    if out.oom_killed or any("out of memory" in x or "virtual memory exhausted" in x for x in driver_lines):
         return _fail("compile_error", f"{what} exceeded the {limits.memory_mb} MiB memory limit")
     if out.signal == signal.SIGXFSZ:
         return _fail("compile_error", f"{what} wrote past the {limits.file_mb} MiB output limit")
-    if _host_killed(out, limits) or not log or "Killed signal terminated program" in log:
+    if _host_killed(out, limits) or not log or any("Killed signal terminated program" in x for x in driver_lines):
         raise _HostFault(_fail("compile_error", f"{what} died without a diagnostic (the host, not the source)"))
     if len(log) > DETAIL_CHARS:  # keep the end, from a line start
         log = log[-DETAIL_CHARS:].partition("\n")[2]
@@ -340,6 +344,7 @@ def _measure_once(
             argv += ["--min-time", repr(config.min_time_s), "--min-reps", str(config.min_reps)]
             argv += ["--baseline", str(int(config.baseline)), "--baseline-min-time", repr(config.baseline_min_time_s)]
             argv += ["--tol", repr(problem.tolerance), "--nonce", nonce, "--result-fd", "{result_fd}"]
+            argv += ["--kernel-memory-mb", str(config.memory_mb)]
             env = {
                 "OMP_NUM_THREADS": str(threads),
                 "OMP_THREAD_LIMIT": str(threads),

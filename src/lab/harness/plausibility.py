@@ -63,7 +63,7 @@ def _whole_machine():
     """Hold every CPU slot of this machine (one at a time, in order, so two callers cannot deadlock)."""
     with contextlib.ExitStack() as stack:
         for slot in range(len(os.sched_getaffinity(0))):
-            stack.enter_context(sandbox.core_slot(1, preferred=slot))
+            stack.enter_context(sandbox.core_slot(1, preferred=slot, exact=True))
         yield
 
 

@@ -67,6 +67,8 @@ _PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER, _PR_SET_NO_NEW_PRIVS = 1, 36, 38
 
 #: First of the sandbox user ids; slot k runs as SANDBOX_UID_BASE + k.
 SANDBOX_UID_BASE = 1_900_000_000
+#: Longest wait for a free CPU slot before the evaluation fails as the host's fault.
+LOCK_TIMEOUT_S = 900.0
 #: How much of the program's output is kept for the verdict's detail.
 OUTPUT_KEEP_BYTES = 4096
 #: Most bytes read from the result pipe; a real report is < 4 KiB.
@@ -372,7 +374,7 @@ class SandboxBusy(RuntimeError):
 
 
 @contextlib.contextmanager
-def core_slot(threads: int, preferred: int = 0) -> Iterator[tuple[tuple[int, ...], int]]:
+def core_slot(threads: int, preferred: int = 0, exact: bool = False) -> Iterator[tuple[tuple[int, ...], int]]:
     """Hold `threads` CPUs (and the sandbox uid that goes with them) for one evaluation.
 
     CPUs are locked with flock on files in lock_dir(), so concurrent evaluations in any
@@ -388,7 +390,7 @@ def core_slot(threads: int, preferred: int = 0) -> Iterator[tuple[tuple[int, ...
             os.chmod(locks, 0o1777)  # any user's evaluator locks CPUs here, as in /tmp
     order = slots[preferred % len(slots) :] + slots[: preferred % len(slots)]
 
-    def lock(slot: tuple[int, ...], blocking: bool) -> list[int] | None:
+    def lock(slot: tuple[int, ...]) -> list[int] | None:  # all of the slot's CPUs, or none
         fds = []
         for cpu in slot:
             path = locks / f"cpu{cpu}.lock"
@@ -396,7 +398,7 @@ def core_slot(threads: int, preferred: int = 0) -> Iterator[tuple[tuple[int, ...
             with contextlib.suppress(PermissionError):
                 os.fchmod(fd, 0o666)  # despite the umask: other users lock the same file
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
                 for held in fds:
@@ -405,14 +407,17 @@ def core_slot(threads: int, preferred: int = 0) -> Iterator[tuple[tuple[int, ...
             fds.append(fd)
         return fds
 
-    fds, chosen = None, order[0]
-    for slot in order:
-        fds = lock(slot, blocking=False)
-        if fds is not None:
-            chosen = slot
+    # The preferred slot if free, else any free one; when all are busy, poll (flock has no timeout).
+    # exact=True waits for the preferred slot only: callers taking several slots take them in order.
+    candidates = order[:1] if exact else order
+    deadline = time.monotonic() + LOCK_TIMEOUT_S
+    while True:
+        chosen = next((slot for slot in candidates if (fds := lock(slot)) is not None), None)
+        if chosen is not None:
             break
-    if fds is None:
-        fds = lock(chosen, blocking=True)
+        if time.monotonic() > deadline:
+            raise SandboxBusy(f"no CPU slot came free in {LOCK_TIMEOUT_S:g} s (locks in {locks})")
+        time.sleep(0.02)
     try:
         uid = SANDBOX_UID_BASE + chosen[0]
         if is_root() and _uid_processes(uid)[0] and _kill_uid(uid):

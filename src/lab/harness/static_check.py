@@ -111,7 +111,7 @@ ALLOWED_BUILTINS = frozenset(
 #: `__builtin_ia32_*` builtins and their intrinsic spellings that read clocks, randomness or machine
 #: state, or change control flow; the object check refuses the instructions themselves too.
 _DENIED_IA32 = re.compile(
-    r"rdtsc|rdpmc|rdpid|rdrand|rdseed|rd[fg]sbase|wr[fg]sbase|rdpkru|wrpkru|xbegin|xend|xabort|xtest"
+    r"rdtsc|rdpmc|rdpid|rdpru|umonitor|umwait|rdrand|rdseed|rd[fg]sbase|wr[fg]sbase|rdpkru|wrpkru|xbegin|xend|xabort|xtest"
     r"|xgetbv|xsetbv|xsave|xrstor|fxsave|fxrstor|monitor|mwait|tpause|senduipi|clui|stui|testui"
     r"|incssp|rdssp|saveprevssp|rstorssp|wrss|wruss|setssbsy|clrssbsy|ptwrite|enqcmd|serialize|cpuid"
     r"|wbinvd|wbnoinvd|invpcid|hreset|loadiwkey|encodekey|aesenc\d*kl|aesdec\d*kl"
@@ -139,7 +139,7 @@ _ALLOWED_PRAGMA = re.compile(
 )
 
 _ASM = re.compile(r"\b(asm|__asm|__asm__)\b")
-_ATTRIBUTE = re.compile(r"__attribute(?:__)?\s*\(\s*\((.*?)\)\s*\)", re.S)
+_ATTRIBUTE = re.compile(r"__attribute(?:__)?\s*\(\s*\((.*?)\)\s*\)|\[\[(.*?)\]\]", re.S)
 #: Attributes that run code outside the call, or rename/relocate symbols.
 _FORBIDDEN_ATTRIBUTES = {
     "constructor",
@@ -216,7 +216,7 @@ _ALLOWED_UNDEFINED_PREFIXES = (
 #: Sections a compiled C kernel legitimately has.
 _ALLOWED_SECTION = re.compile(
     r"^(\.text(\..*)?|\.data(\..*)?|\.bss(\..*)?|\.rodata(\..*)?|\.rela?\..*|\.comment|\.note\..*"
-    r"|\.eh_frame|\.symtab|\.strtab|\.shstrtab|\.group|\.debug_.*|\.tbss|\.tdata|\.gnu\.lto_.*|\.llvm_addrsig|)$"
+    r"|\.eh_frame|\.symtab|\.strtab|\.shstrtab|\.group|\.debug_.*|\.tbss|\.tdata|\.llvm_addrsig|)$"
 )
 _FORBIDDEN_INSN = re.compile(
     r"\b(syscall|sysenter|sysexit|int\s+\$0x80|int\s+\$|ljmp|lcall|vmcall|iret\w*)\b"
@@ -237,7 +237,7 @@ def _forbidden(detail: str) -> Violation:
 
 def splice_lines(source: str) -> str:
     """Join backslash-newline continuations, as the preprocessor's first phase does."""
-    return source.replace("\\\r\n", "").replace("\\\n", "")
+    return re.sub(r"\\[ \t\f\v]*\n", "", source.replace("\r\n", "\n").replace("\r", "\n"))
 
 
 def strip_comments(source: str) -> str:
@@ -274,12 +274,13 @@ def strip_comments(source: str) -> str:
 def _identifier_violation(code: str, problem: Problem) -> Violation | None:
     if _ASM.search(code):
         return _forbidden("uses inline assembly")
-    for attrs in _ATTRIBUTE.findall(code):
-        for name in re.findall(r"[A-Za-z_]\w*", attrs):
+    for gnu, c2x in _ATTRIBUTE.findall(code):
+        for name in re.findall(r"[A-Za-z_]\w*", gnu or c2x):
             if name.strip("_") in _FORBIDDEN_ATTRIBUTES:
                 return _forbidden(f"uses __attribute__(({name})), which runs code outside the call or renames symbols")
+    own = set(re.findall(r"\b([A-Za-z_]\w*)\s*\([^;{}]*\)\s*\{", code))  # functions it defines
     for name, paren in _IDENT.findall(code):
-        if _BLAS.match(name) or name.startswith("cblas"):
+        if (_BLAS.match(name) or name.startswith("cblas")) and name not in own:
             return _forbidden(f"calls BLAS ({name})")
         if _RUNTIME_INTERNAL.match(name):
             return _forbidden(f"names {name}, an OpenMP runtime entry point only the compiler may call")
