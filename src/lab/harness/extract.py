@@ -52,7 +52,9 @@ def _normalize_type(text: str, drop_name: bool) -> str:
 def _definition_pattern(function: str) -> re.Pattern[str]:
     # return type, name, parameter list without nested parentheses, then a body.
     return re.compile(
-        r"(^|[;}\n])\s*((?:[A-Za-z_]\w*[\s*]+)+?)\b"
+        # [ \t]* (not \s*) after the anchor: each line start is an anchor of its own, and \s* there
+        # made a run of blank lines cost quadratic time.
+        r"(^|[;}\n])[ \t]*((?:[A-Za-z_]\w*[\s*]+)+?)\b"
         + re.escape(function)
         + r"\s*\(([^()]*)\)\s*(?:__attribute__\s*\(\(.*?\)\)\s*)?\{",
         re.S,

@@ -84,7 +84,7 @@ _BLAS = re.compile(
 MAX_COMPLETION_BYTES = 256 * 1024  # the whole completion text
 MAX_SOURCE_BYTES = 64 * 1024  # the extracted C source
 MAX_PREPROCESSED_BYTES = 16 * 1024 * 1024  # gcc -E output (a cap on the sandboxed step's file size)
-MAX_OWN_EXPANDED_BYTES = 512 * 1024  # the candidate's own lines after macro expansion
+MAX_OWN_EXPANDED_BYTES = 128 * 1024  # the candidate's own lines after macro expansion
 MAX_CODE_BYTES = 1024 * 1024  # machine code in the object
 #: Limits of each binutils call on a candidate object.
 TOOL_TIMEOUT_S = 10.0
