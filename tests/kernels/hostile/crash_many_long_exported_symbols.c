@@ -1,5 +1,5 @@
 // expect: compile_error
-// 4096 exported data symbols with 100-character names made by __COUNTER__ pasting (the expanded code stays just under the 512 KiB cap): the object checks, objcopy localization and link must cope with large symbol tables in bounded time.
+// 4096 exported data symbols with 100-character names made by __COUNTER__ pasting: the expansion passes the 128 KiB cap on the own expanded lines, so it is refused before any object tool runs.
 #include <stddef.h>
 #define LONG_ exported_helper_symbol_with_a_deliberately_long_name_to_fill_the_symbol_and_string_tables_xxxxxx
 #define CAT_(a, b) a##b
