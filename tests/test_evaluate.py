@@ -367,7 +367,11 @@ def _data_in_text() -> str:
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("make", "statuses"),
-    [(_many_symbols, {"ok", "compile_error"}), (_macro_bomb, {"compile_error"}), (_data_in_text, {"ok", "compile_error"})],
+    [
+        (_many_symbols, {"ok", "compile_error"}),
+        (_macro_bomb, {"compile_error"}),
+        (_data_in_text, {"ok", "compile_error"}),
+    ],
 )
 def test_hostile_sources_cost_the_parent_little(tmp_path, make, statuses):
     """Any source gets its status within 10 s, the parent's own memory growing by < 200 MB."""

@@ -63,10 +63,8 @@ def run_unchecked(tmp_path: Path, attack: str) -> ev.EvalResult:
     with sandbox.core_slot(1) as (cores, uid):
         sandbox.prepare_workdir(work, uid)
         nonce = secrets.token_hex(4)
-        argv = ["../measure", "--runner", "./runner", "--n", "64", "--odd-n", "17", "--min-time", "0.01"]
-        argv += ["--min-reps", "3", "--baseline-min-time", "0.01", "--nonce", nonce, "--result-fd", "{result_fd}"]
+        argv, env = ev.measure_command(problem, CONFIG, nonce)
         limits = sandbox.Limits(wall_s=10, memory_mb=1024 + ev.MEASURER_MB, file_mb=1024, processes=16)
-        env = {"OMP_NUM_THREADS": "1", "OMP_THREAD_LIMIT": "1", "OMP_PROC_BIND": "close", "OMP_PLACES": "cores"}
         out = sandbox.run(argv, work, limits, cores, uid, env=env, want_result=True, log_dir=tmp_path)
         try:
             return ev._verdict(out, nonce, problem, CONFIG, limits)

@@ -273,6 +273,27 @@ def _static(completion: str, problem: Problem) -> tuple[str | None, EvalResult |
     return (None, _fail(violation.status, violation.detail)) if violation else (source, None)
 
 
+def measure_command(problem: Problem, config: MeasureConfig, nonce: str) -> tuple[list[str], dict[str, str]]:
+    """argv and environment of `measure` in a work dir holding `runner`, with `measure` one level up."""
+    threads = config.threads
+    argv = ["../measure", "--runner", "./runner", "--n", str(config.n or problem.default_n)]
+    argv += ["--odd-n", str(config.odd_n or problem.odd_n), "--threads", str(threads)]
+    argv += ["--min-time", repr(config.min_time_s), "--min-reps", str(config.min_reps)]
+    argv += ["--baseline", str(int(config.baseline)), "--baseline-min-time", repr(config.baseline_min_time_s)]
+    argv += ["--tol", repr(problem.tolerance), "--nonce", nonce, "--result-fd", "{result_fd}"]
+    argv += ["--kernel-memory-mb", str(config.memory_mb)]
+    env = {
+        "OMP_NUM_THREADS": str(threads),
+        "OMP_THREAD_LIMIT": str(threads),
+        "OMP_DYNAMIC": "false",
+        "OMP_MAX_ACTIVE_LEVELS": "1",
+        # Bound at start-up, before the runner's seccomp filter refuses affinity changes.
+        "OMP_PROC_BIND": "close",
+        "OMP_PLACES": "cores",
+    }
+    return argv, env
+
+
 def _measure_once(
     completion: str, problem: Problem, config: MeasureConfig, build: BuildConfig, preferred_slot: int
 ) -> EvalResult:
@@ -339,21 +360,7 @@ def _measure_once(
                 file_mb=config.memory_mb,
                 processes=threads + 8,
             )
-            argv = ["../measure", "--runner", "./runner", "--n", str(config.n or problem.default_n)]
-            argv += ["--odd-n", str(config.odd_n or problem.odd_n), "--threads", str(threads)]
-            argv += ["--min-time", repr(config.min_time_s), "--min-reps", str(config.min_reps)]
-            argv += ["--baseline", str(int(config.baseline)), "--baseline-min-time", repr(config.baseline_min_time_s)]
-            argv += ["--tol", repr(problem.tolerance), "--nonce", nonce, "--result-fd", "{result_fd}"]
-            argv += ["--kernel-memory-mb", str(config.memory_mb)]
-            env = {
-                "OMP_NUM_THREADS": str(threads),
-                "OMP_THREAD_LIMIT": str(threads),
-                "OMP_DYNAMIC": "false",
-                "OMP_MAX_ACTIVE_LEVELS": "1",
-                # Bound at start-up, before the runner's seccomp filter refuses affinity changes.
-                "OMP_PROC_BIND": "close",
-                "OMP_PLACES": "cores",
-            }
+            argv, env = measure_command(problem, config, nonce)
             run = sandbox.run(argv, work, run_limits, cores, uid, env=env, want_result=True, log_dir=tmp)
             result = _verdict(run, nonce, problem, config, run_limits)
             return dataclasses.replace(result, compile_s=compile_s, run_s=run.wall_s)
