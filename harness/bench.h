@@ -25,7 +25,9 @@
  *   3. timed size: one checked warm-up call, then timed calls on fresh inputs until
  *      min_time and min_reps are met; every timed call gets the problem's fast check.
  *      Between calls the runner is frozen (SIGSTOP): it cannot see the next inputs being
- *      written. Time = median call time minus the handshake's median;
+ *      written. Before each request it is thawed and primed by trusted code (runner_prime:
+ *      its OpenMP team awake, its TLB warm for the shared pages), outside the timer.
+ *      Time = median call time minus the handshake's median;
  *   4. after timing: fresh inputs at both sizes, fully checked again;
  *   5. the runner's CPU time between calls (work after returning, a thread left
  *      spinning) and its threads' CPU affinity are checked from outside.
@@ -86,6 +88,7 @@ static inline void bench_fill(double *x, size_t count, uint64_t seed, uint64_t s
 #define BENCH_CTL_BYTES 4096
 #define BENCH_OP_CALL 1
 #define BENCH_OP_NOOP 2
+#define BENCH_OP_PRIME 3 /* untimed, trusted: wake every OpenMP thread, touch every shared page */
 #define BENCH_TRAP_EXIT 159 /* the runner's exit status after a denied system call */
 
 typedef struct {
@@ -104,9 +107,9 @@ static size_t bench_align(size_t bytes) { return (bytes + 4095) & ~(size_t)4095;
 
 /* ---- problem hooks: declared here, defined by the problem's driver.c ---- */
 
-/* Both roles: the shared arrays. */
-static size_t problem_shared_bytes(int max_n);            /* bytes of all shared arrays */
-static void problem_bind(unsigned char *shared, int max_n); /* point the shared arrays into `shared` */
+/* Both roles: the shared arrays, laid out by bench_layout() in index order, each on its own pages. */
+static size_t problem_array_bytes(int k, int n);         /* bytes of shared array k at size n; 0 past the last */
+static void problem_bind(unsigned char *shared);         /* point the shared arrays at bench_array(shared, k) */
 #ifdef LAB_ROLE_RUNNER
 static void problem_invoke(int n);                        /* call the candidate on the shared arrays */
 #else
@@ -119,6 +122,24 @@ static int problem_check_fast(int n, double tol, uint64_t seed, char *why, size_
 static double problem_flops(int n);
 static void problem_checksum(int n, double *sum, double *abs_sum);                       /* of the outputs */
 #endif
+
+#define BENCH_MAX_ARRAYS 8
+static size_t bench_offset[BENCH_MAX_ARRAYS];
+static int bench_narrays, bench_max_n;
+
+/* Lay the problem's arrays out for sizes up to max_n; returns the bytes they need. */
+static size_t bench_layout(int max_n) {
+    size_t off = 0, b;
+    bench_max_n = max_n;
+    for (bench_narrays = 0; bench_narrays < BENCH_MAX_ARRAYS && (b = problem_array_bytes(bench_narrays, max_n));
+         bench_narrays++) {
+        bench_offset[bench_narrays] = off;
+        off += bench_align(b);
+    }
+    return off;
+}
+
+static inline void *bench_array(unsigned char *shared, int k) { return shared + bench_offset[k]; }
 
 static inline void *bench_alloc(size_t count) {
     void *p = aligned_alloc(64, ((count * sizeof(double) + 63) / 64) * 64 + 64);
@@ -220,6 +241,20 @@ static int runner_seccomp(void) {
     return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog);
 }
 
+/* Trusted code, run before every request while the timer is not running: every thread of
+ * the OpenMP team wakes (a thawed team otherwise pays its cross-CPU wake-ups, and a cold
+ * vCPU its exit from idle, inside the first timed parallel region) and touches one byte per
+ * page of the shared arrays (the runner's TLB entries for them are gone after the measurer
+ * wrote the inputs from its own address space). Candidate code does not run here. */
+static void runner_prime(const unsigned char *arrays, size_t bytes) {
+#pragma omp parallel
+    {
+        unsigned sum = 0;
+        for (size_t i = 0; i < bytes; i += 4096) sum += ((const volatile unsigned char *)arrays)[i];
+        __asm__ volatile("" ::"r"(sum));
+    }
+}
+
 int main(int argc, char **argv) {
     int fd = -1, max_n = 0;
     size_t bytes = 0;
@@ -228,14 +263,14 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--max-n")) max_n = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--bytes")) bytes = strtoull(argv[i + 1], NULL, 10);
     }
-    if (fd < 0 || max_n < 1 || bytes != BENCH_CTL_BYTES + problem_shared_bytes(max_n)) {
+    if (fd < 0 || max_n < 1 || bytes != BENCH_CTL_BYTES + bench_layout(max_n)) {
         fprintf(stderr, "runner: bad arguments\n");
         return 2;
     }
     unsigned char *base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (base == MAP_FAILED) { perror("runner: mmap"); return 2; }
     runner_ctl = (bench_ctl *)base;
-    problem_bind(base + BENCH_CTL_BYTES, max_n);
+    problem_bind(base + BENCH_CTL_BYTES);
     struct sigaction sa = {.sa_sigaction = runner_on_sigsys, .sa_flags = SA_SIGINFO};
     sigemptyset(&sa.sa_mask);
     if (sigaction(SIGSYS, &sa, NULL)) { perror("runner: sigaction"); return 2; }
@@ -258,6 +293,7 @@ int main(int argc, char **argv) {
         last = go;
         int op = ctl->op, n = ctl->n;
         if (op == BENCH_OP_CALL && n >= 1 && n <= max_n) problem_invoke(n);
+        if (op == BENCH_OP_PRIME) runner_prime(base + BENCH_CTL_BYTES, bytes - BENCH_CTL_BYTES);
         __atomic_store_n(&ctl->done, go, __ATOMIC_RELEASE);
         bench_futex(&ctl->done, FUTEX_WAKE, 1, NULL);
     }
@@ -439,11 +475,17 @@ static int wait_word(uint32_t *word, uint32_t want) {
 /* One request to the (frozen) runner: thaw it, time the request, freeze it again.
  * Returns the request's wall time in seconds, or -1 if the runner died. */
 static double request(int op, int n) {
-    ctl->op = op;
     ctl->n = n;
     uint32_t s = ++seq;
     idle_end();
     kill(runner_pid, SIGCONT);
+    /* Untimed priming first (runner_prime), then the request itself, timed. */
+    ctl->op = BENCH_OP_PRIME;
+    __atomic_store_n(&ctl->go, s, __ATOMIC_RELEASE);
+    bench_futex(&ctl->go, FUTEX_WAKE, 1, NULL);
+    if (wait_word(&ctl->done, s)) return -1.0;
+    ctl->op = op;
+    s = ++seq;
     double t0 = bench_now();
     __atomic_store_n(&ctl->go, s, __ATOMIC_RELEASE);
     bench_futex(&ctl->go, FUTEX_WAKE, 1, NULL);
@@ -557,12 +599,40 @@ static int parse_args(int argc, char **argv, bench_args *a) {
     return 0;
 }
 
+/* The shared bytes no call at size n may write: each array's tail past its size-n extent,
+ * up to the end of its pages (all of it at the odd size, whose arrays sit in buffers sized
+ * for the timed size). They hold a canary while the call runs. */
+#define BENCH_CANARY 0xA5
+static unsigned char *shared_arrays;
+
+static void bench_canary_set(int n) {
+    for (int k = 0; k < bench_narrays; k++) {
+        size_t used = problem_array_bytes(k, n), cap = bench_align(problem_array_bytes(k, bench_max_n));
+        memset(shared_arrays + bench_offset[k] + used, BENCH_CANARY, cap - used);
+    }
+}
+
+static int bench_canary_intact(int n, char *why, size_t len) {
+    for (int k = 0; k < bench_narrays; k++) {
+        size_t used = problem_array_bytes(k, n), cap = bench_align(problem_array_bytes(k, bench_max_n));
+        for (size_t i = used; i < cap; i++)
+            if (shared_arrays[bench_offset[k] + i] != BENCH_CANARY) {
+                snprintf(why, len, "wrote outside its arrays (argument array %d, %zu bytes past its end)", k,
+                         i - used);
+                return 0;
+            }
+    }
+    return 1;
+}
+
 /* One checked call on fresh inputs: fill, call, copy out, check. 0 = ok, 1 = wrong, -1 = runner died. */
 static int checked_call(int n, double tol, int full, double *elapsed, uint64_t *seed_out, char *why, size_t len) {
     uint64_t seed = bench_random_seed();
     problem_fill(n, seed);
+    bench_canary_set(n);
     double t = request(BENCH_OP_CALL, n);
     if (t < 0) return -1;
+    if (!bench_canary_intact(n, why, len)) return 1;
     if (elapsed) *elapsed = t;
     if (seed_out) *seed_out = seed;
     if (full) return problem_check_full(n, tol, why, len) ? 1 : 0;
@@ -577,13 +647,14 @@ int main(int argc, char **argv) {
     if (sched_getaffinity(0, sizeof granted, &granted)) { perror("bench: sched_getaffinity"); return 3; }
     int max_n = a.n > a.odd_n ? a.n : a.odd_n;
     problem_alloc(max_n);
-    size_t bytes = BENCH_CTL_BYTES + problem_shared_bytes(max_n);
+    size_t bytes = BENCH_CTL_BYTES + bench_layout(max_n);
     int memfd = memfd_create("lab-shared", MFD_CLOEXEC);
     if (memfd < 0 || ftruncate(memfd, (off_t)bytes)) { perror("bench: memfd"); return 3; }
     unsigned char *base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
     if (base == MAP_FAILED) { perror("bench: mmap"); return 3; }
     ctl = (bench_ctl *)base;
-    problem_bind(base + BENCH_CTL_BYTES, max_n);
+    shared_arrays = base + BENCH_CTL_BYTES;
+    problem_bind(shared_arrays);
     double *times = bench_alloc((size_t)a.max_reps);
     char why[256] = "";
     char detail[320];

@@ -21,9 +21,7 @@ pytestmark = pytest.mark.slow  # scores the whole kernel corpus
 CORPUS_CONFIG = MeasureConfig(n=128, min_time_s=0.02, min_reps=3, baseline_min_time_s=0.01, run_timeout_s=4.0)
 #: Attacks whose expected status the harness does not reach yet (each one a known, documented gap;
 #: strict: the day one is fixed, its entry must go).
-KNOWN_OPEN: dict[str, str] = {
-    "sabotage_write_array_slack.c": "writes into the page-aligned slack after C are not checked (no canary yet)",
-}
+KNOWN_OPEN: dict[str, str] = {}
 _EXPECT = re.compile(r"expect:\s*(\w+)(?:\s+problem:\s*(\w+))?")
 
 

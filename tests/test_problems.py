@@ -25,8 +25,8 @@ GEN_MAIN = r"""
 #define main bench_main
 #include "{bench_h}"
 #undef main
-static size_t problem_shared_bytes(int max_n) {{ (void)max_n; return 0; }}
-static void problem_bind(unsigned char *shared, int max_n) {{ (void)shared; (void)max_n; }}
+static size_t problem_array_bytes(int k, int n) {{ (void)k; (void)n; return 0; }}
+static void problem_bind(unsigned char *shared) {{ (void)shared; }}
 static void problem_alloc(int max_n) {{ (void)max_n; }}
 static void problem_fill(int n, uint64_t seed) {{ (void)n; (void)seed; }}
 static void problem_collect(int n) {{ (void)n; }}

@@ -371,3 +371,37 @@ def test_ifunc_is_forbidden(tmp_path):
         'void dgemm(int n, const double *A, const double *B, double *C) __attribute__((ifunc("resolve")));\n'
     )
     assert_forbidden(check_object(compile_object(tmp_path, src), DGEMM), "ifunc")
+
+
+# ---- pragmas and builtins that ordinary code uses ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "pragma",
+    [
+        "GCC unroll 4",
+        "GCC ivdep",
+        "unroll",
+        "unroll(8)",
+        "nounroll",
+        "ivdep",
+        "vector aligned",
+        "clang loop vectorize(enable)",
+    ],
+)
+def test_loop_hint_pragmas_of_other_compilers_are_allowed(tmp_path, pragma):
+    src = BODY.replace("for (int k", f"\n#pragma {pragma}\n            for (int k")
+    assert check_source(src, DGEMM) is None
+    assert check_preprocessed(preprocess(tmp_path, src), "candidate.c", DGEMM) is None
+
+
+@pytest.mark.parametrize("pragma", ["weak dgemm", "redefine_extname a b", "GCC visibility push(default)", "omp target"])
+def test_pragmas_that_change_symbols_or_offload_stay_forbidden(tmp_path, pragma):
+    src = f"#pragma {pragma}\n" + BODY
+    assert_forbidden(check_preprocessed(preprocess(tmp_path, src), "candidate.c", DGEMM), "#pragma")
+
+
+@pytest.mark.parametrize("builtin", ["exp", "log", "pow", "lround", "llrint", "nearbyint", "expf", "labs"])
+def test_math_builtins_are_allowed(builtin):
+    src = f"static double f(double x) {{ return (double)__builtin_{builtin}(x{', x' if builtin == 'pow' else ''}); }}\n"
+    assert check_source(src + BODY, DGEMM) is None

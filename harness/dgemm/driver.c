@@ -11,15 +11,12 @@
 /* The shared arrays: the only memory the candidate's process and the measurer share. */
 static double *A, *B, *C;
 
-static size_t problem_shared_bytes(int max_n) {
-    return 3 * bench_align((size_t)max_n * (size_t)max_n * sizeof(double));
-}
+static size_t problem_array_bytes(int k, int n) { return k < 3 ? (size_t)n * (size_t)n * sizeof(double) : 0; }
 
-static void problem_bind(unsigned char *shared, int max_n) {
-    size_t step = bench_align((size_t)max_n * (size_t)max_n * sizeof(double));
-    A = (double *)shared;
-    B = (double *)(shared + step);
-    C = (double *)(shared + 2 * step);
+static void problem_bind(unsigned char *shared) {
+    A = bench_array(shared, 0);
+    B = bench_array(shared, 1);
+    C = bench_array(shared, 2);
 }
 
 #ifdef LAB_ROLE_RUNNER

@@ -7,16 +7,14 @@
 /* The shared arrays. */
 static double *A, *X, *Y;
 
-static size_t problem_shared_bytes(int max_n) {
-    return bench_align((size_t)max_n * (size_t)max_n * sizeof(double)) + 2 * bench_align((size_t)max_n * sizeof(double));
+static size_t problem_array_bytes(int k, int n) {
+    return k == 0 ? (size_t)n * (size_t)n * sizeof(double) : k < 3 ? (size_t)n * sizeof(double) : 0;
 }
 
-static void problem_bind(unsigned char *shared, int max_n) {
-    size_t big = bench_align((size_t)max_n * (size_t)max_n * sizeof(double));
-    size_t vec = bench_align((size_t)max_n * sizeof(double));
-    A = (double *)shared;
-    X = (double *)(shared + big);
-    Y = (double *)(shared + big + vec);
+static void problem_bind(unsigned char *shared) {
+    A = bench_array(shared, 0);
+    X = bench_array(shared, 1);
+    Y = bench_array(shared, 2);
 }
 
 #ifdef LAB_ROLE_RUNNER

@@ -6,13 +6,17 @@ handshake's cost, and (with --against) the same harness before and after a chang
 1. Scores a batch of completions (the legitimate kernels of tests/kernels/legit and
    harness/dgemm/examples, made distinct by a comment, plus a share of exact
    duplicates) with a cold cache: candidates/s, per-candidate wall time, and
-   efficiency = (sum of fresh compile+run time / cores) / wall.
+   efficiency = (sum of fresh compile+run time / cores) / wall. What happens once per
+   machine (building the drivers, the peak and baseline calibrations) is done first, by
+   one warm-up evaluation outside the clock, and reported as `warmup_s`.
 2. Scores every duplicate again (a cache hit): its cost relative to a fresh evaluation.
 3. Scores one kernel `repeats` times with the cache off: the coefficient of variation of
    its GFLOPS, and the median handshake between measurer and runner per timed call.
 4. With `--against REF` (a git revision), runs the batch and a table of every example
-   kernel's GFLOPS in a worktree of REF and in this tree, alternating rounds in one run,
-   so both see the same machine load: the before/after comparison of a harness change.
+   kernel's GFLOPS (OpenMP kernels at 1 and 2 threads) in a worktree of REF and in this
+   tree, alternating rounds in one run, so both see the same machine load: the
+   before/after comparison of a harness change. That batch is built from REF's own
+   legitimate kernels, so both sides score the same work.
 Prints tables and writes the numbers (with the machine) as JSON.
 
 Why the probes are code strings run in a subprocess: the other tree's `lab` package must
@@ -44,14 +48,19 @@ _BATCH_PROBE = r"""
 import json, os, sys, time
 from lab.config import MeasureConfig
 from lab.harness.evaluate import evaluate_batch
+from lab.harness.evaluate import evaluate
 batch = json.load(open(sys.argv[1]))
+# Once per machine and tree, outside the clock: the drivers' build and the calibrations.
+t0 = time.monotonic()
+evaluate(batch[0] + "\n/* warm-up */\n", "dgemm", MeasureConfig(), cache=False)
+warmup = time.monotonic() - t0
 t0 = time.monotonic()
 results = evaluate_batch(batch, "dgemm", MeasureConfig(), progress=False)
 wall = time.monotonic() - t0
 fresh = [r for r in results if not r.cached]
 busy = sum(r.compile_s + r.run_s for r in fresh)
 print(json.dumps({"wall_s": wall, "busy_s": busy, "fresh": len(fresh), "cores": len(os.sched_getaffinity(0)),
-                  "statuses": sorted({r.status for r in results})}))
+                  "warmup_s": warmup, "statuses": sorted({r.status for r in results})}))
 """
 _TABLE_PROBE = r"""
 import json, sys
@@ -60,18 +69,22 @@ from lab.config import MeasureConfig
 from lab.harness.evaluate import evaluate
 out = {}
 for path in sorted(Path(sys.argv[1]).glob("*/examples/*")):
-    r = evaluate(path.read_text(), path.parent.parent.name, MeasureConfig(), cache=False)
-    out[f"{path.parent.parent.name}/{path.name}"] = r.gflops if r.status == "ok" else None
+    # OpenMP kernels at 1 and 2 threads (the second exercises the team's wake-up per call).
+    for threads in (1, 2) if "omp" in path.name else (1,):
+        r = evaluate(path.read_text(), path.parent.parent.name, MeasureConfig(threads=threads), cache=False)
+        key = f"{path.parent.parent.name}/{path.name}" + (f" T={threads}" if threads > 1 else "")
+        out[key] = r.gflops if r.status == "ok" else None
 print(json.dumps(out))
 """
 
 
-def _corpus() -> list[str]:
-    root = paths.repo_root()
+def _corpus(root: Path | None = None) -> list[str]:
+    """The DGEMM kernels of tests/kernels/legit and harness/dgemm/examples in the tree `root`."""
+    root = root or paths.repo_root()
     if root is None:
         raise SystemExit("bench-harness scores the kernels of a source checkout (tests/kernels); run it from one")
     files = sorted((root / "tests" / "kernels" / "legit").glob("*")) + sorted(
-        (paths.harness_dir() / "dgemm" / "examples").glob("*")
+        (root / "harness" / "dgemm" / "examples").glob("*")
     )
     texts = []
     for f in files:
@@ -81,9 +94,9 @@ def _corpus() -> list[str]:
     return texts
 
 
-def _batch(n: int, duplicates: float) -> tuple[list[str], int]:
+def _batch(n: int, duplicates: float, root: Path | None = None) -> tuple[list[str], int]:
     rng = random.Random(0)
-    corpus = _corpus()
+    corpus = _corpus(root)
     n_dup = int(round(n * duplicates))
     unique = [f"{corpus[i % len(corpus)]}\n/* variant {i} */\n" for i in range(n - n_dup)]
     batch = unique + [rng.choice(unique) for _ in range(n_dup)]
@@ -106,13 +119,16 @@ def _probe(tree: Path, code: str, *args: str) -> dict:
 def compare(ref: str, rounds: int, completions: int, duplicates: float) -> dict:
     """The batch and the kernel table in a worktree of `ref` ("before") and here ("after"), alternating."""
     here = paths.repo_root()
-    batch, _ = _batch(completions, duplicates)
     with tempfile.TemporaryDirectory(prefix="lab-before-") as tmp:
         before_tree = Path(tmp) / "tree"
         subprocess.run(
             ["git", "worktree", "add", "--detach", str(before_tree), ref], cwd=here, check=True, capture_output=True
         )
         try:
+            # The batch comes from the *before* tree's legitimate kernels: kernels added since
+            # (some of which the old harness refused without running them) would make the two
+            # sides do different work.
+            batch, _ = _batch(completions, duplicates, before_tree)
             batch_file = Path(tmp) / "batch.json"
             batch_file.write_text(json.dumps(batch))
             runs: dict[str, dict[str, list]] = {
@@ -138,6 +154,7 @@ def compare(ref: str, rounds: int, completions: int, duplicates: float) -> dict:
             "efficiency": [round(e, 3) for e in eff],
             "efficiency_median": round(statistics.median(eff), 3),
             "statuses": sorted({s for x in b for s in x["statuses"]}),
+            "warmup_s": [round(x["warmup_s"], 2) for x in b],
         }
 
     kernels = []
@@ -190,6 +207,10 @@ def main(argv: list[str] | None = None) -> int:
     cores = len(os.sched_getaffinity(0))
     config = MeasureConfig()
 
+    # Once per machine, outside the clock: the drivers' build and the calibrations.
+    t0 = time.monotonic()
+    evaluate(batch[0] + "\n/* warm-up */\n", "dgemm", config, cache=False)
+    warmup = time.monotonic() - t0
     t0 = time.monotonic()
     results = evaluate_batch(batch, "dgemm", config)
     wall = time.monotonic() - t0
@@ -223,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         "unique": len(unique),
         "duplicates": n_dup,
         "statuses": statuses,
+        "warmup_s": round(warmup, 2),
         "wall_s": round(wall, 2),
         "candidates_per_s": round(len(batch) / wall, 2),
         "per_candidate_s": round(wall / len(batch), 4),
