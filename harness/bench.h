@@ -83,6 +83,30 @@ static inline void bench_fill(double *x, size_t count, uint64_t seed, uint64_t s
     }
 }
 
+/* The raw 64-bit value i of the stream with key `key` (problem-specific generators, e.g. a
+ * sparse matrix's structure, draw from it; mirrored by lab.harness.problems.draw). */
+static inline uint64_t bench_draw(uint64_t key, size_t i) {
+    return bench_mix(key + (uint64_t)(i + 1) * 0x9E3779B97F4A7C15ULL);
+}
+
+/* x[i] = lo + (draw mod (hi - lo + 1)): integers in [lo, hi] (nearly uniform; the bias of the
+ * modulo is below 2^-40 for the ranges problems use). */
+static inline void bench_fill_i64(int64_t *x, size_t count, uint64_t seed, uint64_t stream, int64_t lo, int64_t hi) {
+    uint64_t key = bench_stream_key(seed, stream), span = (uint64_t)(hi - lo) + 1;
+    for (size_t i = 0; i < count; i++) x[i] = lo + (int64_t)(bench_draw(key, i) % span);
+}
+
+static inline void bench_fill_i32(int32_t *x, size_t count, uint64_t seed, uint64_t stream, int32_t lo, int32_t hi) {
+    uint64_t key = bench_stream_key(seed, stream), span = (uint64_t)((int64_t)hi - lo) + 1;
+    for (size_t i = 0; i < count; i++) x[i] = lo + (int32_t)(bench_draw(key, i) % span);
+}
+
+/* Bytes: the top byte of each draw. */
+static inline void bench_fill_u8(uint8_t *x, size_t count, uint64_t seed, uint64_t stream) {
+    uint64_t key = bench_stream_key(seed, stream);
+    for (size_t i = 0; i < count; i++) x[i] = (uint8_t)(bench_draw(key, i) >> 56);
+}
+
 /* ---- the shared region: a control page, then the problem's arrays ---- */
 
 #define BENCH_CTL_BYTES 4096
@@ -141,15 +165,23 @@ static size_t bench_layout(int max_n) {
 
 static inline void *bench_array(unsigned char *shared, int k) { return shared + bench_offset[k]; }
 
-static inline void *bench_alloc(size_t count) {
-    void *p = aligned_alloc(64, ((count * sizeof(double) + 63) / 64) * 64 + 64);
+static inline void *bench_alloc_bytes(size_t bytes) {
+    void *p = aligned_alloc(64, ((bytes + 63) / 64) * 64 + 64);
     if (!p) { fprintf(stderr, "bench: out of memory\n"); exit(3); }
     return p;
 }
 
+static inline void *bench_alloc(size_t count) { return bench_alloc_bytes(count * sizeof(double)); }
+
 /* Poison an output buffer so that code which skips elements is caught. */
 static inline void bench_poison(double *x, size_t count) {
     for (size_t i = 0; i < count; i++) x[i] = NAN;
+}
+
+/* The same for integer outputs: a value no correct element has (for the problems here). */
+#define BENCH_POISON_I64 ((int64_t)0x5A5A5A5A5A5A5A5AULL)
+static inline void bench_poison_i64(int64_t *x, size_t count) {
+    for (size_t i = 0; i < count; i++) x[i] = BENCH_POISON_I64;
 }
 
 #ifdef LAB_ROLE_RUNNER
@@ -322,7 +354,7 @@ static uint64_t bench_random_seed(void) {
 
 /* memcpy in 4 KiB chunks taken in a random order: which part of an output is read first
  * cannot be predicted, so no part of it may still be unwritten when the call returns. */
-static void bench_copy_shuffled(void *dst, const void *src, size_t bytes) {
+static inline void bench_copy_shuffled(void *dst, const void *src, size_t bytes) {
     enum { CHUNK = 4096 };
     size_t chunks = (bytes + CHUNK - 1) / CHUNK;
     static uint32_t *order;
@@ -352,7 +384,7 @@ static double bench_now(void) {
 }
 
 /* Largest |got - want| relative to `scale`; NaN/Inf in `got` counts as infinite. */
-static double bench_max_err(const double *got, const double *want, size_t count, double scale) {
+static inline double bench_max_err(const double *got, const double *want, size_t count, double scale) {
     double worst = 0.0;
     for (size_t i = 0; i < count; i++) {
         double d = fabs(got[i] - want[i]) / scale;

@@ -6,6 +6,7 @@ All files are scored in parallel batches (one per problem), once per test sessio
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -22,15 +23,18 @@ CORPUS_CONFIG = MeasureConfig(n=128, min_time_s=0.02, min_reps=3, baseline_min_t
 #: Attacks whose expected status the harness does not reach yet (each one a known, documented gap;
 #: strict: the day one is fixed, its entry must go).
 KNOWN_OPEN: dict[str, str] = {}
-_EXPECT = re.compile(r"expect:\s*(\w+)(?:\s+problem:\s*(\w+))?")
+_EXPECT = re.compile(r"expect:\s*(\w+)(?:\s+problem:\s*(\w+))?(?:\s+mode:\s*(serial|openmp))?")
+_USES_OPENMP = re.compile(r"#\s*pragma\s+omp|<omp\.h>|\bomp_\w+\s*\(")
 
 
-def expectation(path: Path) -> tuple[str, str]:
+def expectation(path: Path) -> tuple[str, str, str]:
+    """(status, problem, mode) of a corpus file; its first line says `expect: STATUS
+    [problem: NAME] [mode: serial|openmp]` (defaults: dgemm, openmp)."""
     if path.is_relative_to(EXAMPLES):  # harness/<problem>/examples/*: all correct
-        return "ok", path.parent.parent.name
+        return "ok", path.parent.parent.name, "openmp"
     m = _EXPECT.search(path.read_text().splitlines()[0])
     assert m, f"{path.name}: first line must say 'expect: STATUS'"
-    return m.group(1), m.group(2) or "dgemm"
+    return m.group(1), m.group(2) or "dgemm", m.group(3) or "openmp"
 
 
 def corpus(kind: str) -> list[Path]:
@@ -40,20 +44,27 @@ def corpus(kind: str) -> list[Path]:
     return files
 
 
+def examples() -> list[Path]:
+    return sorted(EXAMPLES.glob("*/examples/*.[cm]*"))
+
+
 @pytest.fixture(scope="module")
 def scored():
-    files = corpus("hostile") + corpus("legit")
+    """Every corpus file in its own mode, and every example also in serial mode: {(path, mode): result}."""
     for canary in Path("/tmp").glob("lab_escape_canary_*"):
         canary.unlink()
-    by_problem: dict[str, list[Path]] = {}
-    for f in files:
-        by_problem.setdefault(expectation(f)[1], []).append(f)
+    jobs: dict[tuple[str, str], list[Path]] = {}
+    for f in corpus("hostile") + corpus("legit"):
+        _, problem, mode = expectation(f)
+        jobs.setdefault((problem, mode), []).append(f)
+    for f in examples():
+        jobs.setdefault((f.parent.parent.name, "serial"), []).append(f)
     results = {}
-    for problem, group in by_problem.items():
-        for f, r in zip(
-            group, evaluate_batch([f.read_text() for f in group], problem, CORPUS_CONFIG, cache=False, progress=False)
-        ):
-            results[f] = r
+    for (problem, mode), group in jobs.items():
+        config = dataclasses.replace(CORPUS_CONFIG, mode=mode)
+        texts = [f.read_text() for f in group]
+        for f, r in zip(group, evaluate_batch(texts, problem, config, cache=False, progress=False)):
+            results[f, mode] = r
     return results
 
 
@@ -63,8 +74,8 @@ def test_corpus_is_large_enough():
 
 @pytest.mark.parametrize("path", corpus("hostile"), ids=lambda p: p.name)
 def test_hostile_kernel(path, scored):
-    status, _ = expectation(path)
-    result = scored[path]
+    status, _, mode = expectation(path)
+    result = scored[path, mode]
     if path.name in KNOWN_OPEN:
         pytest.xfail(KNOWN_OPEN[path.name])
     assert result.status == status, f"{path.name}: got {result.status} ({result.detail})"
@@ -76,9 +87,18 @@ def test_hostile_kernel(path, scored):
 
 @pytest.mark.parametrize("path", corpus("legit"), ids=lambda p: str(p.relative_to(p.parents[2])))
 def test_legit_kernel(path, scored):
-    result = scored[path]
+    result = scored[path, expectation(path)[2]]
     assert result.status == "ok", f"{path.name}: {result.status} ({result.detail})"
     assert result.gflops > 0 and result.baseline_gflops > 0
+
+
+@pytest.mark.parametrize("path", examples(), ids=lambda p: str(p.relative_to(p.parents[2])))
+def test_example_in_serial_mode(path, scored):
+    """Serial mode: an example without OpenMP scores ok; one with OpenMP is forbidden."""
+    result = scored[path, "serial"]
+    expected = "forbidden" if _USES_OPENMP.search(path.read_text()) else "ok"
+    assert result.status == expected, f"{path.name}: {result.status} ({result.detail})"
+    assert result.mode == "serial" and result.threads == 1
 
 
 def test_optimized_beats_naive_by_a_wide_margin():

@@ -37,16 +37,30 @@ static double problem_flops(int n) {{ return n; }}
 static void problem_checksum(int n, double *sum, double *abs_sum) {{ (void)n; *sum = *abs_sum = 0; }}
 
 int main(int argc, char **argv) {{
-    if (argc != 4) return 2;
+    if (argc != 5) return 2;
     uint64_t seed = strtoull(argv[1], NULL, 10), stream = strtoull(argv[2], NULL, 10);
     size_t count = strtoull(argv[3], NULL, 10);
+    const char *type = argv[4];
     double *x = malloc(count * sizeof(double) + 1);
-    bench_fill(x, count, seed, stream);
-    for (size_t i = 0; i < count; i++) printf("%a\n", x[i]);
+    if (!strcmp(type, "f64")) {{
+        bench_fill(x, count, seed, stream);
+        for (size_t i = 0; i < count; i++) printf("%a\n", x[i]);
+    }} else if (!strcmp(type, "i64")) {{
+        bench_fill_i64((int64_t *)x, count, seed, stream, -7, 1000);
+        for (size_t i = 0; i < count; i++) printf("%lld\n", (long long)((int64_t *)x)[i]);
+    }} else if (!strcmp(type, "i32")) {{
+        bench_fill_i32((int32_t *)x, count, seed, stream, 0, 99999);
+        for (size_t i = 0; i < count; i++) printf("%d\n", ((int32_t *)x)[i]);
+    }} else {{
+        bench_fill_u8((uint8_t *)x, count, seed, stream);
+        for (size_t i = 0; i < count; i++) printf("%d\n", ((uint8_t *)x)[i]);
+    }}
     free(x);
     return 0;
 }}
 """
+#: Integer ranges the generator program uses (main() above).
+INT_RANGES = {"i64": (-7, 1000), "i32": (0, 99999), "u8": None}
 
 
 @pytest.fixture(scope="module")
@@ -64,11 +78,22 @@ def c_generator(tmp_path_factory):
     return tmp / "gen"
 
 
-def c_fill(gen, seed: int, stream: int, count: int) -> np.ndarray:
+def c_fill(gen, seed: int, stream: int, count: int, dtype: str = "f64") -> np.ndarray:
     out = subprocess.run(
-        [str(gen), str(seed), str(stream), str(count)], check=True, capture_output=True, text=True
+        [str(gen), str(seed), str(stream), str(count), dtype], check=True, capture_output=True, text=True
     ).stdout
-    return np.array([float.fromhex(v) for v in out.split()], dtype=np.float64)
+    if dtype == "f64":
+        return np.array([float.fromhex(v) for v in out.split()], dtype=np.float64)
+    return np.array([int(v) for v in out.split()], dtype=np.int64)
+
+
+@pytest.mark.parametrize("dtype", ["i64", "i32", "u8"])
+@pytest.mark.parametrize("seed,stream", [(0, 0), (12345, 2), (2**64 - 1, 1)])
+def test_integer_generators_match_bench_h(c_generator, dtype, seed, stream):
+    from lab.harness.problems import generate
+
+    got = generate(seed, stream, (257,), dtype, INT_RANGES[dtype]).astype(np.int64)
+    assert np.array_equal(got, c_fill(c_generator, seed, stream, 257, dtype))
 
 
 # ---- specs ----------------------------------------------------------------------------

@@ -1,10 +1,10 @@
 """The `lab` command line: one entry point for experiments, scoring and the lab's tools.
 
     lab run --config configs/default.yaml --experiment grpo [--set train.steps=10 ...] [--dry-run]
-    lab score PATH --problem dgemm [--n N] [--threads T] [--json]
-    lab score-batch IN.jsonl --out OUT.jsonl [--problem dgemm] [--threads T] [--jobs J]
+    lab score PATH --problem dgemm [--mode serial|openmp] [--n N] [--threads T] [--json]
+    lab score-batch IN.jsonl --out OUT.jsonl [--problem dgemm] [--mode M] [--threads T] [--jobs J]
     lab score-examples [--out results/examples]
-    lab problems
+    lab problems [--json]
     lab sample --model PATH_OR_ID --problem dgemm --num N [--permit TECH,...] --out S.jsonl
     lab compare [--config configs/default.yaml] [--seeds 0 1 2]
     lab calibrate | autotune | seed-model | seed-report
@@ -29,7 +29,7 @@ from pathlib import Path
 import yaml
 
 from lab import paths
-from lab.config import ConfigError, MeasureConfig, RewardConfig, load_config
+from lab.config import MODES, ConfigError, MeasureConfig, RewardConfig, load_config
 from lab.files import write_json, write_jsonl
 from lab.harness.evaluate import EvalResult, evaluate_batch
 from lab.harness.problems import UnknownProblem, list_problems, load_problem
@@ -65,7 +65,12 @@ def _problem(name: str) -> str:
 
 def _scorer(args: argparse.Namespace, problem: str) -> HarnessReward:
     """The reward function the training uses, measuring as the flags say."""
-    measure = MeasureConfig(n=args.n, threads=args.threads)
+    threads = args.threads or (2 if args.mode == "openmp" else 1)
+    try:
+        measure = MeasureConfig(n=args.n, threads=threads, mode=args.mode)
+    except ValueError as err:  # pydantic's ValidationError: its first error's message is the line to show
+        errors = getattr(err, "errors", None)
+        raise UsageError(errors()[0]["msg"].removeprefix("Value error, ") if errors else str(err)) from None
     cache, jobs = not args.no_cache, getattr(args, "jobs", None)
 
     def evaluate(texts, name, config):
@@ -282,9 +287,23 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_problems(args: argparse.Namespace) -> int:
-    for name in list_problems():
-        p = load_problem(name)
-        print(f"{name:8s} {p.signature}   (n={p.default_n}, odd n={p.odd_n})")
+    problems = [load_problem(name) for name in list_problems()]
+    if args.json:
+        rows = [
+            {
+                "name": p.name,
+                "modes": list(MODES),
+                "signature": p.signature,
+                "n": p.default_n,
+                "odd_n": p.odd_n,
+                "unit": p.unit,
+            }
+            for p in problems
+        ]
+        print(json.dumps(rows))
+        return 0
+    for p in problems:
+        print(f"{p.name:10s} {' '.join(MODES):14s} {p.signature}   (n={p.default_n}, odd n={p.odd_n}, {p.unit})")
     return 0
 
 
@@ -310,7 +329,15 @@ def build_parser() -> argparse.ArgumentParser:
     def measurement(p: argparse.ArgumentParser) -> None:
         p.add_argument("--problem", default="dgemm", help="problem name (see `lab problems`)")
         p.add_argument("--n", type=int, default=None, help="timed size (default: the problem's)")
-        p.add_argument("--threads", type=int, default=1, help="OpenMP threads / CPUs per evaluation")
+        p.add_argument(
+            "--mode",
+            choices=("serial", "openmp"),
+            default="openmp",
+            help="execution model: serial (1 thread, no OpenMP) or openmp",
+        )
+        p.add_argument(
+            "--threads", type=int, default=None, help="CPUs (OpenMP threads) per evaluation; default 1 serial, 2 openmp"
+        )
         p.add_argument("--no-cache", action="store_true", help="measure even if a cached result exists")
 
     def overrides(p: argparse.ArgumentParser) -> None:
@@ -399,7 +426,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--results-dir", default="results")
     p.add_argument("--runs-dir", default="runs/compare", help="checkpoints (not committed)")
 
-    command("problems", "list the problems", cmd_problems)
+    p = command("problems", "list the problems and their execution models", cmd_problems)
+    p.add_argument("--json", action="store_true", help="one JSON list of {name, modes, signature, n, odd_n, unit}")
     return parser
 
 
@@ -407,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         n, jobs = getattr(args, "n", None), getattr(args, "jobs", None)
-        if getattr(args, "threads", 1) < 1 or (n is not None and n < 1) or (jobs is not None and jobs < 1):
+        if (getattr(args, "threads", 1) or 1) < 1 or (n is not None and n < 1) or (jobs is not None and jobs < 1):
             raise UsageError("--threads, --n and --jobs must be positive")
         return args.func(args)
     except (UsageError, ConfigError) as err:

@@ -36,7 +36,7 @@ import typing
 from collections.abc import Sequence
 from dataclasses import field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import yaml
 from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, TypeAdapter, ValidationError
@@ -63,6 +63,11 @@ STATUSES = (
 )
 
 
+#: The execution models every problem is measured in (see MeasureConfig.mode).
+Mode = Literal["serial", "openmp"]
+MODES: tuple[str, ...] = get_args(Mode)
+
+
 class ConfigError(ValueError):
     """A config that cannot be used; the message is one line: file, key path, what was expected."""
 
@@ -73,6 +78,9 @@ class MeasureConfig:
 
     n: PositiveInt | None = None  # timed size; None = the problem's default_n
     odd_n: PositiveInt | None = None  # the odd size every kernel is also checked at; None = the problem's
+    # The execution model: `serial` (1 thread, any OpenMP construct, omp.h or runtime call is
+    # `forbidden`) or `openmp` (`threads` threads, OpenMP permitted).
+    mode: Mode = "openmp"
     threads: PositiveInt = 1  # OpenMP threads = CPUs reserved for each run
     min_time_s: PositiveFloat = 0.2  # timed calls continue until their sum reaches this...
     min_reps: PositiveInt = 5  # ...and at least this many were made (the time is their median)
@@ -81,6 +89,14 @@ class MeasureConfig:
     compile_timeout_s: PositiveFloat = 60.0
     run_timeout_s: PositiveFloat = 30.0
     memory_mb: PositiveInt = 1024  # memory of the kernel's process (the run's cgroup adds the measurer's share)
+
+    def __post_init__(self):
+        if self.mode == "serial" and self.threads != 1:
+            raise ValueError(f"serial mode runs on 1 thread (threads: {self.threads})")
+
+    @property
+    def openmp(self) -> bool:
+        return self.mode == "openmp"
 
 
 def _default_penalties() -> dict[str, float]:

@@ -95,6 +95,7 @@ class EvalResult:
     problem: str = ""
     n: int | None = None
     threads: int | None = None
+    mode: str = ""  # the execution model: serial or openmp
     reps: int | None = None
     cached: bool = False
     source_sha256: str = ""
@@ -133,7 +134,7 @@ DRIVER_MAX_REPS = 100000
 #: Limits of the preprocessing step (it only expands text; a blow-up is cut off here).
 PREPROCESS_TIMEOUT_S = 5.0
 #: Memory of the measurer beside the kernel's budget (its private copies and reference), in MiB.
-MEASURER_MB = 256
+MEASURER_MB = 512
 
 
 class _HostFault(Exception):
@@ -257,7 +258,7 @@ def _step_failure(out: sandbox.RunOutcome, what: str, timeout_s: float, limits: 
     return _fail("compile_error", f"{what} failed: {log}")
 
 
-def _static(completion: str, problem: Problem) -> tuple[str | None, EvalResult | None]:
+def _static(completion: str, problem: Problem, openmp: bool) -> tuple[str | None, EvalResult | None]:
     """Extraction and the source checks: (source, None) or (None, the failure)."""
     if len(completion.encode("utf-8", "replace")) > static_check.MAX_COMPLETION_BYTES:
         return None, _fail("format_error", f"the answer exceeds {static_check.MAX_COMPLETION_BYTES >> 10} KiB")
@@ -265,11 +266,13 @@ def _static(completion: str, problem: Problem) -> tuple[str | None, EvalResult |
         source = extract_source(completion, problem.signature)
     except FormatError as err:
         # An attack wrapped in a non-conforming answer is still an attack: forbidden outranks format.
-        violation = next(filter(None, (static_check.check_source(b, problem) for b in code_blocks(completion))), None)
+        violation = next(
+            filter(None, (static_check.check_source(b, problem, openmp) for b in code_blocks(completion))), None
+        )
         return None, _fail(violation.status, violation.detail) if violation else _fail("format_error", str(err))
     if len(source.encode("utf-8", "replace")) > static_check.MAX_SOURCE_BYTES:
         return None, _fail("format_error", f"the code exceeds {static_check.MAX_SOURCE_BYTES >> 10} KiB")
-    violation = static_check.check_source(source, problem)
+    violation = static_check.check_source(source, problem, openmp)
     return (None, _fail(violation.status, violation.detail)) if violation else (source, None)
 
 
@@ -299,7 +302,7 @@ def _measure_once(
 ) -> EvalResult:
     """One attempt: everything from the source to the verdict (meta fields are added by the caller)."""
     start = time.monotonic()
-    source, failure = _static(completion, problem)
+    source, failure = _static(completion, problem, config.openmp)
     if failure:
         return dataclasses.replace(failure, compile_s=time.monotonic() - start)
     measure_exe, stub = measurer(problem, build), runner_stub(problem, build)
@@ -336,11 +339,13 @@ def _measure_once(
 
             fail = step(preprocess_argv(build, "candidate.c", "candidate.i"), "preprocessing", preprocess_limits)
             if not fail:
-                violation = static_check.check_preprocessed_file(work / "candidate.i", "candidate.c", problem)
+                violation = static_check.check_preprocessed_file(
+                    work / "candidate.i", "candidate.c", problem, config.openmp
+                )
                 fail = violation and _fail(violation.status, violation.detail)
             fail = fail or step(compile_argv(build, "candidate.i", "candidate.o"), "compilation")
             if not fail:
-                violation = static_check.check_object(work / "candidate.o", problem)
+                violation = static_check.check_object(work / "candidate.o", problem, config.openmp)
                 fail = violation and _fail(violation.status, violation.detail)
             fail = fail or step(localize_argv(problem.function, "candidate.o", "kernel.o"), "localizing symbols")
             # Relative paths: the sandbox mounts an empty /tmp over the one `tmp` lives in, but its
@@ -386,6 +391,7 @@ def _measure(
         problem=problem.name,
         n=config.n or problem.default_n,
         threads=config.threads,
+        mode=config.mode,
         source_sha256=hashlib.sha256(completion.encode()).hexdigest(),
         host=socket.gethostname(),
         machine=machine_fingerprint(),
@@ -412,6 +418,7 @@ def _harness_error(err: BaseException, problem: str, config: MeasureConfig) -> E
         last,
         problem=problem,
         threads=config.threads,
+        mode=config.mode,
         host=socket.gethostname(),
         isolation=sandbox.isolation_level(),
     )

@@ -30,13 +30,27 @@ class UnknownProblem(ValueError):
     """Raised for a problem name with no folder under harness/."""
 
 
+#: Element types of problem arrays, as problem.toml names them.
+DTYPES = {"f64": np.float64, "i64": np.int64, "i32": np.int32, "u8": np.uint8}
+
+
 @dataclass(frozen=True)
 class ArraySpec:
     name: str
     shape: tuple[str, ...]  # dimension names or integers as text, e.g. ("n", "n")
+    type: str = "f64"  # a key of DTYPES
+    range: tuple[int, int] | None = None  # integers: the inclusive [lo, hi] they are drawn from
 
     def dims(self, n: int) -> tuple[int, ...]:
         return tuple(n if d == "n" else int(d) for d in self.shape)
+
+
+def _array_spec(raw: dict) -> ArraySpec:
+    kind = raw.get("type", "f64")
+    if kind not in DTYPES:
+        raise ValueError(f"array {raw['name']}: type {kind!r}; expected one of {', '.join(DTYPES)}")
+    bounds = raw.get("range")
+    return ArraySpec(raw["name"], tuple(raw["shape"]), kind, tuple(bounds) if bounds else None)
 
 
 @dataclass(frozen=True)
@@ -53,6 +67,7 @@ class Problem:
     inputs: tuple[ArraySpec, ...]
     output: ArraySpec
     root: Path
+    unit: str = "GFLOP/s"  # of the rate reported as `gflops`: work units (the `flops` formula) per ns
     _flops: Callable[[int], float] = field(repr=False, compare=False, default=None)
 
     @property
@@ -67,8 +82,13 @@ class Problem:
         return tree_hash(self.root)
 
     def make_inputs(self, seed: int, n: int) -> list[np.ndarray]:
-        """The exact inputs the driver generates for (seed, n): mirrors bench_fill()."""
-        return [generate(seed, stream, spec.dims(n)) for stream, spec in enumerate(self.inputs)]
+        """The exact inputs the driver generates for (seed, n): the problem's own `make_inputs` in
+        reference.py where its driver has a generator of its own (a sparse structure), else
+        stream k of the seed for input k (bench_fill and its integer siblings)."""
+        custom = getattr(_reference_module(self.root), "make_inputs", None)
+        if custom is not None:
+            return custom(seed, n)
+        return [generate(seed, stream, spec.dims(n), spec.type, spec.range) for stream, spec in enumerate(self.inputs)]
 
     def reference(self, seed: int, n: int) -> np.ndarray:
         """The reference output for the driver's inputs at (seed, n)."""
@@ -85,14 +105,33 @@ def _mix(z: np.ndarray) -> np.ndarray:
     return z ^ (z >> np.uint64(31))
 
 
-def generate(seed: int, stream: int, shape: tuple[int, ...]) -> np.ndarray:
-    """Uniform doubles in [-1, 1): the counter-based splitmix64 of harness/bench.h."""
+def stream_key(seed: int, stream: int) -> np.uint64:
+    """bench_stream_key() of harness/bench.h."""
     with np.errstate(over="ignore"):
-        key = _mix(np.array([(seed * _GOLDEN + stream + 1) & int(_M64)], dtype=np.uint64))[0]
-        count = int(np.prod(shape))
-        idx = np.arange(1, count + 1, dtype=np.uint64)
-        z = _mix(key + idx * np.uint64(_GOLDEN))
-    return ((z >> np.uint64(11)).astype(np.float64) * (2.0 / 9007199254740992.0) - 1.0).reshape(shape)
+        return _mix(np.array([(seed * _GOLDEN + stream + 1) & int(_M64)], dtype=np.uint64))[0]
+
+
+def draw(key: np.uint64, count: int, start: int = 0) -> np.ndarray:
+    """bench_draw(key, i) for i in [start, start + count): the raw 64-bit values of a stream."""
+    with np.errstate(over="ignore"):
+        idx = np.arange(start + 1, start + count + 1, dtype=np.uint64)
+        return _mix(key + idx * np.uint64(_GOLDEN))
+
+
+def generate(
+    seed: int, stream: int, shape: tuple[int, ...], dtype: str = "f64", bounds: tuple[int, int] | None = None
+) -> np.ndarray:
+    """Stream `stream` of `seed` as the driver fills it: doubles uniform in [-1, 1) (bench_fill),
+    integers in `bounds` (bench_fill_i64 / _i32), or bytes (bench_fill_u8)."""
+    z = draw(stream_key(seed, stream), int(np.prod(shape)))
+    if dtype == "f64":
+        out = (z >> np.uint64(11)).astype(np.float64) * (2.0 / 9007199254740992.0) - 1.0
+    elif dtype == "u8":
+        out = (z >> np.uint64(56)).astype(np.uint8)
+    else:
+        lo, hi = bounds if bounds else (0, 255)
+        out = (np.int64(lo) + (z % np.uint64(hi - lo + 1)).astype(np.int64)).astype(DTYPES[dtype])
+    return out.reshape(shape)
 
 
 def _compile_flops(expr: str) -> Callable[[int], float]:
@@ -122,11 +161,15 @@ def _compile_flops(expr: str) -> Callable[[int], float]:
 
 
 @cache
-def _reference_fn(root: Path) -> Callable[..., np.ndarray]:
+def _reference_module(root: Path):
     spec = importlib.util.spec_from_file_location(f"lab_reference_{root.name}", root / "reference.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.reference
+    return module
+
+
+def _reference_fn(root: Path) -> Callable[..., np.ndarray]:
+    return _reference_module(root).reference
 
 
 def harness_fingerprint() -> str:
@@ -157,8 +200,9 @@ def load_problem(name: str) -> Problem:
         odd_n=int(raw["odd_n"]),
         tolerance=float(raw["tolerance"]),
         allowed_headers=tuple(raw["allowed_headers"]),
-        inputs=tuple(ArraySpec(a["name"], tuple(a["shape"])) for a in raw["inputs"]),
-        output=ArraySpec(raw["output"]["name"], tuple(raw["output"]["shape"])),
+        inputs=tuple(_array_spec(a) for a in raw["inputs"]),
+        output=_array_spec(raw["output"]),
         root=path.parent,
+        unit=raw.get("unit", "GFLOP/s"),
         _flops=_compile_flops(raw["flops"]),
     )

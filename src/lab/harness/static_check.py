@@ -278,7 +278,15 @@ def strip_comments(source: str) -> str:
     return "".join(out)
 
 
-def _identifier_violation(code: str, problem: Problem) -> Violation | None:
+_OPENMP_NAME = re.compile(r"^(omp_|GOMP_|__kmpc_)")
+
+
+def _headers(problem: Problem, openmp: bool) -> tuple[str, ...]:
+    """The headers a candidate may include: serial mode drops omp.h."""
+    return problem.allowed_headers if openmp else tuple(h for h in problem.allowed_headers if h != "omp.h")
+
+
+def _identifier_violation(code: str, problem: Problem, openmp: bool = True) -> Violation | None:
     if _ASM.search(code):
         return _forbidden("uses inline assembly")
     for gnu, c2x in _ATTRIBUTE.findall(code):
@@ -291,6 +299,8 @@ def _identifier_violation(code: str, problem: Problem) -> Violation | None:
             return _forbidden(f"calls BLAS ({name})")
         if _RUNTIME_INTERNAL.match(name):
             return _forbidden(f"names {name}, an OpenMP runtime entry point only the compiler may call")
+        if not openmp and _OPENMP_NAME.match(name):
+            return _forbidden(f"uses {name}: OpenMP is not allowed in serial mode")
         builtin = _builtin_violation(name)
         if builtin:
             return builtin
@@ -325,10 +335,13 @@ def _paren_free(text: str) -> str:
     return "".join(out)
 
 
-def pragma_violation(pragma: str) -> Violation | None:
-    """The rule for one `#pragma` line's text (after `#pragma`), as gcc -E writes it."""
+def pragma_violation(pragma: str, openmp: bool = True) -> Violation | None:
+    """The rule for one `#pragma` line's text (after `#pragma`), as gcc -E writes it.
+    `openmp=False` is the serial execution model: no OpenMP construct at all."""
     text = pragma.strip()
     if re.match(r"omp\b", text):
+        if not openmp:
+            return _forbidden(f"uses '#pragma {text[:40]}': OpenMP is not allowed in serial mode")
         words = re.findall(r"[A-Za-z_]\w*", _paren_free(text[3:]).replace(",", " "))
         for word in words:
             if word not in OPENMP_DIRECTIVES and word not in OPENMP_CLAUSES:
@@ -344,16 +357,16 @@ def pragma_violation(pragma: str) -> Violation | None:
     return None
 
 
-def _pragma_lines_violation(own: str) -> Violation | None:
+def _pragma_lines_violation(own: str, openmp: bool) -> Violation | None:
     for m in re.finditer(r"^[ \t]*#[ \t]*pragma\b(.*)$", own, re.M):
-        violation = pragma_violation(m.group(1))
+        violation = pragma_violation(m.group(1), openmp)
         if violation:
             return violation
     return None
 
 
-def check_source(source: str, problem: Problem) -> Violation | None:
-    """Text-level checks of the candidate source as written."""
+def check_source(source: str, problem: Problem, openmp: bool = True) -> Violation | None:
+    """Text-level checks of the candidate source as written (`openmp=False`: serial mode)."""
     spliced = splice_lines(source)
     code = strip_comments(spliced)
     for m in _INCLUDE.finditer(code):
@@ -361,14 +374,16 @@ def check_source(source: str, problem: Problem) -> Violation | None:
         header = re.fullmatch(r"<\s*([\w./+-]+)\s*>", target)
         if kind != "include" or not header:
             return _forbidden(f"#{kind} {target} is not an allowed include")
-        if header.group(1) not in problem.allowed_headers:
-            allowed = ", ".join(problem.allowed_headers)
+        if header.group(1) not in _headers(problem, openmp):
+            if header.group(1) == "omp.h":
+                return _forbidden("includes <omp.h>: OpenMP is not allowed in serial mode")
+            allowed = ", ".join(_headers(problem, openmp))
             return _forbidden(f"includes <{header.group(1)}>, which is not allowed (allowed: {allowed})")
     m = _DIRECTIVE_OTHER.search(code)
     if m:
         # #line and line markers would make the preprocessed check lose track of the candidate's lines.
         return _forbidden(f"the directive #{m.group(1)} is not allowed")
-    return _identifier_violation(code, problem)
+    return _identifier_violation(code, problem, openmp)
 
 
 _BUILTIN_FILES = ("<built-in>", "<command-line>")
@@ -403,26 +418,30 @@ def candidate_lines(preprocessed: str | Iterable[str], filename: str) -> tuple[s
     return "\n".join(own), headers
 
 
-def check_preprocessed(preprocessed: str | Iterable[str], filename: str, problem: Problem) -> Violation | None:
-    """Checks on the candidate's own lines after macro expansion."""
+def check_preprocessed(
+    preprocessed: str | Iterable[str], filename: str, problem: Problem, openmp: bool = True
+) -> Violation | None:
+    """Checks on the candidate's own lines after macro expansion (`openmp=False`: serial mode)."""
     try:
         own, headers = candidate_lines(preprocessed, filename)
     except OverflowError as err:
         return Violation("compile_error", str(err))
     for header in headers:
         name = Path(header).name
-        if name not in problem.allowed_headers or not header.startswith(("/usr/", "/opt/")):
-            return _forbidden(f"includes {header}, which is not an allowed header")
-    return _pragma_lines_violation(own) or _identifier_violation(strip_comments(own), problem)
+        if name not in _headers(problem, openmp) or not header.startswith(("/usr/", "/opt/")):
+            return _forbidden(
+                f"includes {header}, which is not an allowed header" + (" in serial mode" * (name == "omp.h"))
+            )
+    return _pragma_lines_violation(own, openmp) or _identifier_violation(strip_comments(own), problem, openmp)
 
 
-def check_preprocessed_file(path: Path, filename: str, problem: Problem) -> Violation | None:
+def check_preprocessed_file(path: Path, filename: str, problem: Problem, openmp: bool = True) -> Violation | None:
     """check_preprocessed on a file of gcc -E output, streamed: the parent never holds more than
     the candidate's own lines (at most MAX_OWN_EXPANDED_BYTES)."""
     if path.stat().st_size >= MAX_PREPROCESSED_BYTES:
         return Violation("compile_error", f"the preprocessed source exceeds {MAX_PREPROCESSED_BYTES >> 20} MiB")
     with open(path, errors="replace") as lines:
-        return check_preprocessed(lines, filename, problem)
+        return check_preprocessed(lines, filename, problem, openmp)
 
 
 _CODE_SECTIONS = {".text", ".text.unlikely", ".text.hot", ".text.startup", ".text.exit"}
@@ -486,15 +505,16 @@ def interposable_names(cc: str = "gcc") -> frozenset[str]:
     return frozenset(names)
 
 
-def check_object(obj: Path, problem: Problem) -> Violation | None:
-    """Checks of the compiled candidate object (symbols, sections, instructions)."""
+def check_object(obj: Path, problem: Problem, openmp: bool = True) -> Violation | None:
+    """Checks of the compiled candidate object (symbols, sections, instructions); `openmp=False`
+    (serial mode) also refuses every reference to the OpenMP runtime."""
     try:
-        return _check_object(obj, problem)
+        return _check_object(obj, problem, openmp)
     except ToolError as err:
         return Violation("compile_error", f"the object could not be inspected: {err}")
 
 
-def _check_object(obj: Path, problem: Problem) -> Violation | None:
+def _check_object(obj: Path, problem: Problem, openmp: bool) -> Violation | None:
     # One readelf call gives the section table, then the symbol table. (readelf, not nm:
     # nm loads the LTO plugin on every call, ~15 ms per candidate for nothing.)
     sections: dict[str, str] = {}  # index -> name
@@ -545,6 +565,8 @@ def _check_object(obj: Path, problem: Problem) -> Violation | None:
             continue
         if _BLAS.match(name):
             return _forbidden(f"calls BLAS ({name})")
+        if not openmp and _OPENMP_NAME.match(name):
+            return _forbidden(f"references {name}: OpenMP is not allowed in serial mode")
         if name not in ALLOWED_UNDEFINED and not name.startswith(_ALLOWED_UNDEFINED_PREFIXES):
             return _forbidden(f"references {name}, which is not on the allow-list of callable symbols")
     if code_bytes > MAX_CODE_BYTES:
