@@ -23,18 +23,28 @@ CORPUS_CONFIG = MeasureConfig(n=128, min_time_s=0.02, min_reps=3, baseline_min_t
 #: Attacks whose expected status the harness does not reach yet (each one a known, documented gap;
 #: strict: the day one is fixed, its entry must go).
 KNOWN_OPEN: dict[str, str] = {}
-_EXPECT = re.compile(r"expect:\s*(\w+)(?:\s+problem:\s*(\w+))?(?:\s+mode:\s*(serial|openmp))?")
+_EXPECT = re.compile(r"expect:\s*(\w+)")
+_OPTION = re.compile(r"\b(problem|mode|threads|n):\s*(\w+)")
 _USES_OPENMP = re.compile(r"#\s*pragma\s+omp|<omp\.h>|\bomp_\w+\s*\(")
 
 
-def expectation(path: Path) -> tuple[str, str, str]:
-    """(status, problem, mode) of a corpus file; its first line says `expect: STATUS
-    [problem: NAME] [mode: serial|openmp]` (defaults: dgemm, openmp)."""
+def expectation(path: Path) -> tuple[str, str, MeasureConfig]:
+    """(status, problem, how to measure) of a corpus file. Its first line says `expect: STATUS`,
+    optionally followed by `problem: NAME` (default dgemm), `mode: serial|openmp` (openmp),
+    `threads: T` (1) and `n: N` (128): a race needs 2 threads and enough work to show."""
     if path.is_relative_to(EXAMPLES):  # harness/<problem>/examples/*: all correct
-        return "ok", path.parent.parent.name, "openmp"
-    m = _EXPECT.search(path.read_text().splitlines()[0])
+        return "ok", path.parent.parent.name, CORPUS_CONFIG
+    first = path.read_text().splitlines()[0]
+    m = _EXPECT.search(first)
     assert m, f"{path.name}: first line must say 'expect: STATUS'"
-    return m.group(1), m.group(2) or "dgemm", m.group(3) or "openmp"
+    options = dict(_OPTION.findall(first[m.end() :]))
+    config = dataclasses.replace(
+        CORPUS_CONFIG,
+        mode=options.get("mode", "openmp"),
+        threads=int(options.get("threads", 1)),
+        n=int(options.get("n", CORPUS_CONFIG.n)),
+    )
+    return m.group(1), options.get("problem", "dgemm"), config
 
 
 def corpus(kind: str) -> list[Path]:
@@ -50,21 +60,21 @@ def examples() -> list[Path]:
 
 @pytest.fixture(scope="module")
 def scored():
-    """Every corpus file in its own mode, and every example also in serial mode: {(path, mode): result}."""
+    """Every corpus file measured as its header says, and every example also in serial mode:
+    {(path, mode): result}."""
     for canary in Path("/tmp").glob("lab_escape_canary_*"):
         canary.unlink()
-    jobs: dict[tuple[str, str], list[Path]] = {}
+    jobs: dict[tuple[str, MeasureConfig], list[Path]] = {}
     for f in corpus("hostile") + corpus("legit"):
-        _, problem, mode = expectation(f)
-        jobs.setdefault((problem, mode), []).append(f)
+        _, problem, config = expectation(f)
+        jobs.setdefault((problem, config), []).append(f)
     for f in examples():
-        jobs.setdefault((f.parent.parent.name, "serial"), []).append(f)
+        jobs.setdefault((f.parent.parent.name, dataclasses.replace(CORPUS_CONFIG, mode="serial")), []).append(f)
     results = {}
-    for (problem, mode), group in jobs.items():
-        config = dataclasses.replace(CORPUS_CONFIG, mode=mode)
+    for (problem, config), group in jobs.items():
         texts = [f.read_text() for f in group]
         for f, r in zip(group, evaluate_batch(texts, problem, config, cache=False, progress=False)):
-            results[f, mode] = r
+            results[f, config.mode] = r
     return results
 
 
@@ -74,8 +84,8 @@ def test_corpus_is_large_enough():
 
 @pytest.mark.parametrize("path", corpus("hostile"), ids=lambda p: p.name)
 def test_hostile_kernel(path, scored):
-    status, _, mode = expectation(path)
-    result = scored[path, mode]
+    status, _, config = expectation(path)
+    result = scored[path, config.mode]
     if path.name in KNOWN_OPEN:
         pytest.xfail(KNOWN_OPEN[path.name])
     assert result.status == status, f"{path.name}: got {result.status} ({result.detail})"
@@ -87,7 +97,7 @@ def test_hostile_kernel(path, scored):
 
 @pytest.mark.parametrize("path", corpus("legit"), ids=lambda p: str(p.relative_to(p.parents[2])))
 def test_legit_kernel(path, scored):
-    result = scored[path, expectation(path)[2]]
+    result = scored[path, expectation(path)[2].mode]
     assert result.status == "ok", f"{path.name}: {result.status} ({result.detail})"
     assert result.gflops > 0 and result.baseline_gflops > 0
 
