@@ -37,12 +37,12 @@ DTYPES = {"f64": np.float64, "i64": np.int64, "i32": np.int32, "u8": np.uint8}
 @dataclass(frozen=True)
 class ArraySpec:
     name: str
-    shape: tuple[str, ...]  # dimension names or integers as text, e.g. ("n", "n")
+    shape: tuple[str, ...]  # each dimension an arithmetic expression in n, e.g. ("n", "n"), ("n+1",), ("256",)
     type: str = "f64"  # a key of DTYPES
     range: tuple[int, int] | None = None  # integers: the inclusive [lo, hi] they are drawn from
 
     def dims(self, n: int) -> tuple[int, ...]:
-        return tuple(n if d == "n" else int(d) for d in self.shape)
+        return tuple(n if d == "n" else int(_compile_flops(d)(n)) for d in self.shape)
 
 
 def _array_spec(raw: dict) -> ArraySpec:
