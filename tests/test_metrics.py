@@ -67,8 +67,8 @@ def test_summarize():
     assert m["mean_gflops_ok"] == 5.0 and m["median_gflops_ok"] == 5.0 and m["best_gflops"] == 8.0
     assert m["expected_speedup"] == pytest.approx(statistics.fmean([1.0, 4.0, 0.0, 0.0]))
     assert m["expected_speedup_ok"] == pytest.approx(2.5)
-    assert m["speedup_at_k"]["2"] == pytest.approx(brute_speedup([1.0, 4.0, 0.0, 0.0], 2))
-    assert m["speedup_at_k_ok"]["2"] == pytest.approx(4.0)
+    assert m["speedup_n_at_k"]["2"] == pytest.approx(brute_speedup([1.0, 4.0, 0.0, 0.0], 2))
+    assert m["speedup_n_at_k_ok"]["2"] == pytest.approx(4.0)
     assert m["fraction_of_openblas_best"] == pytest.approx(0.5)
 
 
@@ -84,3 +84,15 @@ def test_archive_figures_draw_an_empty_archive_and_skip_runs_without_one(tmp_pat
     assert coverage_over_steps(results, tmp_path).exists()
     assert technique_usage(results, tmp_path) is None  # no correct sample with techniques recorded
     assert archive_heatmap({"baseline": results["baseline"]}, tmp_path / "none") is None
+
+
+def test_efficiency_is_speedup_per_thread():
+    rows = [
+        {"status": "ok", "gflops": 4.0, "speedup": 4.0, "threads": 2},
+        {"status": "ok", "gflops": 1.0, "speedup": 1.0, "threads": 2},
+        {"status": "wrong_result", "gflops": None, "speedup": None, "threads": 2},
+    ]
+    m = summarize(rows, ks=(1, 2))
+    assert m["efficiency_n_at_k"]["1"] == pytest.approx((2.0 + 0.5 + 0.0) / 3)
+    assert m["efficiency_n_at_k_ok"]["1"] == pytest.approx(1.25)
+    assert m["speedup_n_at_k"]["2"] == pytest.approx(brute_speedup([4.0, 1.0, 0.0], 2))

@@ -68,7 +68,7 @@ def test_notebook_runs_with_the_smoke_config(name, smoke, caplog):
             "best_gflops",
             "expected_speedup",
             "expected_speedup_ok",
-            "speedup_at_k",
+            "speedup_n_at_k",
             "fraction_of_openblas_best",
             "openblas_gflops",
             "host",

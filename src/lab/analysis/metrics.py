@@ -8,6 +8,8 @@
   (The public ParEval script takes the slowest of k for k > 1; this is the max.)
   Reported with failures counted as speedup 0, and conditional on correctness
   (over the ok samples only, with k capped at their number).
+- efficiency_n@k: the same for efficiency = speedup / threads (speedup over the serial
+  textbook baseline, so 1.0 at T threads means T times the baseline).
 - expected speedup = speedup_n@1; fraction of OpenBLAS = GFLOPS / OpenBLAS GFLOPS
   at the same size and thread count on the same machine.
 
@@ -52,6 +54,8 @@ def summarize(results: Iterable, openblas_gflops: float | None = None, ks: Seque
     gflops = [r["gflops"] for r in ok]
     speed_all = [r["speedup"] if r["status"] == "ok" and r.get("speedup") else 0.0 for r in rows]
     speed_ok = [r["speedup"] for r in ok if r.get("speedup")]
+    eff_all = [s / (r.get("threads") or 1) for s, r in zip(speed_all, rows)]
+    eff_ok = [r["speedup"] / (r.get("threads") or 1) for r in ok if r.get("speedup")]
     best = max(gflops) if gflops else None
     return {
         "n_samples": n,
@@ -63,8 +67,10 @@ def summarize(results: Iterable, openblas_gflops: float | None = None, ks: Seque
         "best_gflops": best,
         "expected_speedup": speedup_at_k(speed_all, 1) if n else None,
         "expected_speedup_ok": statistics.fmean(speed_ok) if speed_ok else None,
-        "speedup_at_k": {str(k): speedup_at_k(speed_all, k) for k in ks if k <= n},
-        "speedup_at_k_ok": {str(k): speedup_at_k(speed_ok, min(k, len(speed_ok))) for k in ks} if speed_ok else {},
+        "speedup_n_at_k": {str(k): speedup_at_k(speed_all, k) for k in ks if k <= n},
+        "speedup_n_at_k_ok": {str(k): speedup_at_k(speed_ok, min(k, len(speed_ok))) for k in ks} if speed_ok else {},
+        "efficiency_n_at_k": {str(k): speedup_at_k(eff_all, k) for k in ks if k <= n},
+        "efficiency_n_at_k_ok": {str(k): speedup_at_k(eff_ok, min(k, len(eff_ok))) for k in ks} if eff_ok else {},
         "openblas_gflops": openblas_gflops,
         "fraction_of_openblas_best": (best / openblas_gflops) if best and openblas_gflops else None,
     }

@@ -305,14 +305,14 @@ def metrics_rows(results: dict) -> list[dict]:
     """One row per experiment; columns are the same for all (None where a metric is missing,
     e.g. speedup@10 of a run with fewer than 10 samples, or the archive of the baseline).
     A metric with a recorded CI in any experiment gets a "<column> CI" column of (lo, hi)."""
-    ks = sorted({int(k) for r in results.values() for k in r["metrics"]["speedup_at_k"]})
+    ks = sorted({int(k) for r in results.values() for k in r["metrics"]["speedup_n_at_k"]})
     fields = [
         ("pass@1", "pass_at_1", None),
         ("mean GFLOPS (ok)", "mean_gflops_ok", None),
         ("best GFLOPS", "best_gflops", None),
         ("expected speedup", "expected_speedup", None),
         ("expected speedup (ok)", "expected_speedup_ok", None),
-        *[(f"speedup@{k}", "speedup_at_k", k) for k in ks],
+        *[(f"speedup@{k}", "speedup_n_at_k", k) for k in ks],
         ("best / OpenBLAS", "fraction_of_openblas_best", None),
     ]
     with_ci = {label for label, key, k in fields if any(_ci(r["metrics"], key, k) for r in results.values())}
