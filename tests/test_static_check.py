@@ -405,3 +405,41 @@ def test_pragmas_that_change_symbols_or_offload_stay_forbidden(tmp_path, pragma)
 def test_math_builtins_are_allowed(builtin):
     src = f"static double f(double x) {{ return (double)__builtin_{builtin}(x{', x' if builtin == 'pow' else ''}); }}\n"
     assert check_source(src + BODY, DGEMM) is None
+
+
+# ---- serial mode: no OpenMP at any level ------------------------------------------------
+
+SERIAL_ATTACKS = {
+    "pragma": BODY.replace("for (int i", "\n#pragma omp parallel for\n    for (int i"),
+    "simd pragma": BODY.replace("for (int k", "\n#pragma omp simd reduction(+:s)\n            for (int k"),
+    "_Pragma in a macro": '#define PAR _Pragma("omp parallel for")\n'
+    + BODY.replace("for (int i", "PAR\n    for (int i"),
+    "spliced pragma": BODY.replace("for (int i", "\n#pragma \\\nomp parallel for\n    for (int i"),
+    "omp.h": "#include <omp.h>\n" + BODY,
+    "runtime call": BODY.replace("double s = 0.0;", "double s = 0.0 * omp_get_num_threads();"),
+}
+
+
+@pytest.mark.parametrize("name", SERIAL_ATTACKS)
+def test_openmp_is_forbidden_in_serial_mode(tmp_path, name):
+    src = SERIAL_ATTACKS[name]
+    if "omp_get" in src:
+        src = "int omp_get_num_threads(void);\n" + src
+    text_verdict = check_source(src, DGEMM, openmp=False)
+    if text_verdict is None:  # hidden from the text: the expansion must catch it
+        text_verdict = check_preprocessed(preprocess(tmp_path, src), "candidate.c", DGEMM, openmp=False)
+    assert_forbidden(text_verdict, "serial mode")
+    assert (check_source(src, DGEMM) is None) or name == "omp.h"  # the same code is fine with OpenMP
+
+
+def test_openmp_reference_in_the_object_is_forbidden_in_serial_mode(tmp_path):
+    obj = compile_object(tmp_path, BODY.replace("for (int i", "\n#pragma omp parallel for\n    for (int i"))
+    assert check_object(obj, DGEMM) is None
+    assert_forbidden(check_object(obj, DGEMM, openmp=False), "serial mode")
+
+
+def test_serial_mode_accepts_plain_and_simd_intrinsic_code(tmp_path):
+    src = "#include <immintrin.h>\n" + BODY.replace("for (int k", "\n#pragma GCC unroll 4\n            for (int k")
+    assert check_source(src, DGEMM, openmp=False) is None
+    assert check_preprocessed(preprocess(tmp_path, src), "candidate.c", DGEMM, openmp=False) is None
+    assert check_object(compile_object(tmp_path, src), DGEMM, openmp=False) is None

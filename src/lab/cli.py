@@ -65,7 +65,7 @@ def _problem(name: str) -> str:
 
 def _scorer(args: argparse.Namespace, problem: str) -> HarnessReward:
     """The reward function the training uses, measuring as the flags say."""
-    threads = args.threads or (2 if args.mode == "openmp" else 1)
+    threads = args.threads if args.threads is not None else (2 if args.mode == "openmp" else 1)
     try:
         measure = MeasureConfig(n=args.n, threads=threads, mode=args.mode)
     except ValueError as err:  # pydantic's ValidationError: its first error's message is the line to show
@@ -435,7 +435,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         n, jobs = getattr(args, "n", None), getattr(args, "jobs", None)
-        if (getattr(args, "threads", 1) or 1) < 1 or (n is not None and n < 1) or (jobs is not None and jobs < 1):
+        threads = getattr(args, "threads", None)
+        if (threads is not None and threads < 1) or (n is not None and n < 1) or (jobs is not None and jobs < 1):
             raise UsageError("--threads, --n and --jobs must be positive")
         return args.func(args)
     except (UsageError, ConfigError) as err:
