@@ -26,9 +26,33 @@ def _words(names) -> str:
     return ", ".join(REGISTRY[t].wording for t in TECHNIQUES if t in names) or "none"
 
 
-def prompt_text(problem: str, permitted: frozenset[str] | None = None) -> str:
-    """The user prompt for `problem`; with `permitted`, the techniques sentence is appended."""
+_MODE_SENTENCE = {
+    "serial": "Execution model: serial. The function runs on one thread; do not use OpenMP "
+    "(no #pragma omp, no omp.h, no omp_ functions).",
+    "openmp": "Execution model: OpenMP. The function runs with {threads} OpenMP threads available; you may use OpenMP.",
+}
+
+
+def _with_mode(base: str, mode: str, threads: int) -> str:
+    """The problem's prompt for one execution model: in serial mode the permission to use
+    OpenMP and omp.h is taken out of the problem's text; the model's sentence is appended."""
+    if mode == "serial":
+        base = re.sub(r",?\s*and you may use OpenMP", "", base)
+        base = re.sub(r",\s*omp\.h\b", "", base)
+    return f"{base}\n\n{_MODE_SENTENCE[mode].format(threads=threads)}"
+
+
+def prompt_text(
+    problem: str, permitted: frozenset[str] | None = None, mode: str | None = None, threads: int = 2
+) -> str:
+    """The user prompt for `problem`. With `mode` (serial | openmp), the execution model is stated
+    (None: the problem's text as it is, which permits OpenMP); with `permitted`, the techniques
+    sentence is appended."""
     base = load_problem(problem).prompt
+    if mode is not None:
+        if mode not in _MODE_SENTENCE:
+            raise ValueError(f"unknown mode {mode!r}; known: {', '.join(_MODE_SENTENCE)}")
+        base = _with_mode(base, mode, threads)
     if permitted is None:
         return base
     unknown = set(permitted) - set(TECHNIQUES)
