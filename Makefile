@@ -24,7 +24,7 @@ NOTEBOOKS := 01_baseline 02_grpo 03_grpo_sqd 04_figures
 # Executed notebooks are a record of the run, not results: they change on every run.
 EXECUTED := runs/notebooks
 # FRESH=1 measures everything again instead of reusing finished results of the same config.
-RESULT_FILES := results/machine.json results/examples/dgemm_t1.json results/autotune.json results/seed_policy.json
+RESULT_FILES := results/machine.json results/examples/dgemm_serial_t1.json results/autotune.json results/seed_policy.json
 
 .PHONY: setup test test-fast lint reproduce smoke experiments figures lab calibrate score-examples \
 	bench-harness seed-model seed-report autotune compare clean
@@ -117,10 +117,11 @@ calibrate: results/machine.json
 results/machine.json: | $(STAMP)
 	$(BIN)/lab calibrate --out $@
 
-score-examples: results/examples/dgemm_t1.json
-results/examples/dgemm_t1.json: | $(STAMP)
-	$(BIN)/lab score-examples --no-cache --threads 1 --out results/examples
-	$(BIN)/lab score-examples --no-cache --threads 2 --out results/examples
+score-examples: results/examples/dgemm_serial_t1.json
+results/examples/dgemm_serial_t1.json: | $(STAMP)
+	$(BIN)/lab score-examples --no-cache --mode serial --out results/examples
+	$(BIN)/lab score-examples --no-cache --mode openmp --threads 1 --out results/examples
+	$(BIN)/lab score-examples --no-cache --mode openmp --threads 2 --out results/examples
 
 # BENCH_AGAINST=<git revision>: also run that revision's harness, alternating rounds, for a before/after table.
 bench-harness: $(STAMP)

@@ -66,6 +66,8 @@ def test_score_chat_completion_file():
         (["score", "missing.c"], "no such file: missing.c"),
         (["score", str(NAIVE), "--problem", "nope"], "unknown problem 'nope'"),
         (["score", str(NAIVE), "--threads", "0"], "must be positive"),
+        (["score", str(NAIVE), "--mode", "gpu"], "invalid choice: 'gpu' (choose from 'serial', 'openmp')"),
+        (["score", str(NAIVE), "--mode", "serial", "--threads", "2"], "serial mode runs on 1 thread"),
         (["score"], "required"),
     ],
 )
@@ -137,3 +139,20 @@ def test_run_reports_a_bad_config_in_one_line(args, message):
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and lines[0].startswith("lab: error:")
+
+
+def test_problems_json_lists_every_problem_with_both_modes():
+    out = lab("problems", "--json")
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert [r["name"] for r in rows] == sorted(r["name"] for r in rows)
+    assert {"dgemm", "dgemv", "dot"} <= {r["name"] for r in rows}
+    assert all(r["modes"] == ["serial", "openmp"] and r["unit"] for r in rows)
+
+
+def test_score_mode_serial_forbids_openmp_and_records_the_mode():
+    omp = EXAMPLES / "dot" / "examples" / "omp_simd_reduction.c"
+    serial = json.loads(lab("score", str(omp), "--problem", "dot", "--mode", "serial", "--n", "1000", "--json").stdout)
+    assert serial["status"] == "forbidden" and "serial mode" in serial["detail"] and serial["mode"] == "serial"
+    par = json.loads(lab("score", str(omp), "--problem", "dot", "--mode", "openmp", "--n", "1000", "--json").stdout)
+    assert par["status"] == "ok" and par["mode"] == "openmp" and par["threads"] == 2

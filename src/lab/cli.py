@@ -157,16 +157,16 @@ def cmd_score_examples(args: argparse.Namespace) -> int:
             {"example": f.name, **r}
             for f, r in zip(files, _scored(scorer.results([f.read_text() for f in files]), scorer))
         ]
-        threads = scorer.measure.threads
+        threads, mode = scorer.measure.threads, scorer.measure.mode
         write_json(
-            out_dir / f"{problem}_t{threads}.json",
+            out_dir / f"{problem}_{mode}_t{threads}.json",
             {
                 "problem": problem,
-                "config": {"n": args.n or load_problem(problem).default_n, "threads": threads},
+                "config": {"n": args.n or load_problem(problem).default_n, "threads": threads, "mode": mode},
                 "results": rows,
             },
         )
-        print(f"{problem} ({threads} thread{'s' if threads > 1 else ''}):")
+        print(f"{problem} ({mode}, {threads} thread{'s' if threads > 1 else ''}):")
         for row in rows:
             print(f"  {row['example']:34s} {_summary(row)}")
     print(f"wrote {out_dir}/")
