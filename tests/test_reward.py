@@ -307,3 +307,11 @@ def test_archives_receive_correct_kernels_only():
     assert archives["dgemv"].stats()["cells_filled"] == 1
     assert archives["dgemv"].best(frozenset({"openmp", "simd", "unrolling"})) == float(len(SIMD_OMP))
     assert archives["dgemv"].best(frozenset()) is None
+
+
+def test_mode_column_measures_each_row_in_its_execution_model():
+    fake = FakeEvaluator()
+    fn = HarnessReward("dot", measure=MeasureConfig(mode="openmp", threads=2), evaluate=fake)
+    fn(["a", "bb", "ccc"], problem=["dot", "dot", "dgemm"], mode=["serial", "openmp", "serial"])
+    calls = sorted((problem, cfg.mode, cfg.threads, texts) for (texts, problem), cfg in zip(fake.calls, fake.configs))
+    assert calls == [("dgemm", "serial", 1, ["ccc"]), ("dot", "openmp", 2, ["bb"]), ("dot", "serial", 1, ["a"])]

@@ -24,7 +24,8 @@ messages) and the dataset's other columns as keywords, and takes one float each:
     >>> reward(["int x;", [{"role": "assistant", "content": "void dgemm(...) {}"}]])
     [-10.0, -10.0]
 
-A `problem` column routes rows to problems; a `permitted` column (SQD's permitted
+A `problem` column routes rows to problems, a `mode` column to execution models
+(serial or openmp); a `permitted` column (SQD's permitted
 technique sets) makes code using any other technique `forbidden`, decided before it
 is compiled or timed. Correct kernels are offered to the technique archives, when
 given. The last batch's results stay on the object for the training log.
@@ -32,6 +33,7 @@ given. The last batch's results stay on the object for the training log.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -136,11 +138,14 @@ class HarnessReward:
         completions: Sequence[Any],
         problem: Sequence[str] | None = None,
         permitted: Sequence[Sequence[str] | None] | None = None,
+        mode: Sequence[str | None] | None = None,
     ) -> list[EvalResult]:
         """The EvalResult of each completion: `forbidden` for a technique outside its row's
-        permitted set, else the harness's verdict."""
+        permitted set, else the harness's verdict, measured in the row's execution model
+        (`mode`: serial runs 1 thread; openmp or None, `measure` as given)."""
         n = len(completions)
         problems = list(problem or [self.problem] * n)
+        configs = [self._config(m) for m in (mode or [None] * n)]
         permitted = list(permitted or [None] * n)
         texts = [completion_text(c) for c in completions]
         # The permission check and the archive judge the source the compiler gets (None: format_error).
@@ -152,19 +157,25 @@ class HarnessReward:
             if reason:
                 results[i] = EvalResult(status="forbidden", detail=reason, problem=problems[i])
         todo = [i for i in range(n) if results[i] is None]
-        for name in dict.fromkeys(problems[i] for i in todo):
-            idx = [i for i in todo if problems[i] == name]
-            for i, r in zip(idx, self._evaluate([texts[i] for i in idx], name, self.measure)):
+        for name, config in dict.fromkeys((problems[i], configs[i]) for i in todo):
+            idx = [i for i in todo if problems[i] == name and configs[i] == config]
+            for i, r in zip(idx, self._evaluate([texts[i] for i in idx], name, config)):
                 results[i] = r
         for i, r in enumerate(results):
             if self.archives is not None and r.status == "ok" and used[i] is not None and problems[i] in self.archives:
                 self.archives[problems[i]].add(used[i], r.gflops, sources[i])
         return results
 
+    def _config(self, mode: str | None) -> MeasureConfig:
+        if mode is None or mode == self.measure.mode:
+            return self.measure
+        threads = 1 if mode == "serial" else self.measure.threads
+        return dataclasses.replace(self.measure, mode=mode, threads=threads)
+
     def __call__(self, completions: list[Any], **kwargs: Any) -> list[float]:
         self.started = time.monotonic()
         problems = kwargs.get("problem") or [self.problem] * len(completions)
-        self.last = self.results(completions, problems, kwargs.get("permitted"))
+        self.last = self.results(completions, problems, kwargs.get("permitted"), kwargs.get("mode"))
         self.last_permitted = [descriptor(p) if p is not None else None for p in kwargs.get("permitted") or []]
         self.last_rows, self.last_stages = list(kwargs.get("row") or []), list(kwargs.get("stage") or [])
         self.last_problems = list(problems)
