@@ -1,0 +1,20 @@
+// OpenMP over rows, schedule(dynamic) in chunks of 512 rows (row lengths vary from 0 to 32, so static halves can be unequal), each row unrolled by 4 with independent accumulators.
+void spmv(int n, const int *restrict rowptr, const int *restrict col, const double *restrict val,
+          const double *restrict x, double *restrict y)
+{
+    #pragma omp parallel for schedule(dynamic, 512)
+    for (int i = 0; i < n; i++) {
+        int k = rowptr[i];
+        const int end = rowptr[i + 1];
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        for (; k + 4 <= end; k += 4) {
+            s0 += val[k] * x[col[k]];
+            s1 += val[k + 1] * x[col[k + 1]];
+            s2 += val[k + 2] * x[col[k + 2]];
+            s3 += val[k + 3] * x[col[k + 3]];
+        }
+        for (; k < end; k++)
+            s0 += val[k] * x[col[k]];
+        y[i] = (s0 + s1) + (s2 + s3);
+    }
+}
