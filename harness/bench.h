@@ -61,50 +61,119 @@
 #error "compile with exactly one of -DLAB_ROLE_MEASURER or -DLAB_ROLE_RUNNER"
 #endif
 
-/* ---- inputs: counter-based splitmix64 keyed by a random seed, mirrored in lab/harness/problems.py ---- */
+/* ---- inputs: AES-128 in counter mode, keyed by a random seed, mirrored in lab/harness/problems.py ----
+ *
+ * Why a block cipher: with an invertible generator (splitmix64 before), a kernel could
+ * recover the call's seed from a couple of input values and regenerate the inputs in
+ * registers instead of reading them, which inflates the rate of every memory-bound
+ * problem (measured: transpose 3.9x). AES keyed by the 64-bit seed cannot be inverted
+ * from its output short of a 2^64 key search. The key is (seed, BENCH_KEY_TAG); stream s,
+ * block j is the 128-bit counter s * 2^64 + j, stored big-endian (what the `cryptography`
+ * package's CTR mode increments); value i of a stream is the i-th little-endian u64 of its
+ * key stream. AES-NI does about a byte per cycle, close to what the fills cost before. */
+#include <wmmintrin.h>
+#include <smmintrin.h>
 
+/* splitmix64's finalizer: the copy-out order (bench_copy_shuffled), never the inputs. */
 static inline uint64_t bench_mix(uint64_t z) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     return z ^ (z >> 31);
 }
 
-/* Stream key of input array `stream` for seed `seed`. */
-static inline uint64_t bench_stream_key(uint64_t seed, uint64_t stream) {
-    return bench_mix(seed * 0x9E3779B97F4A7C15ULL + stream + 1);
+#define BENCH_KEY_TAG 0x6c61622d61657321ULL /* "!sea-bal": the key's fixed upper half */
+
+typedef struct {
+    __m128i rk[11]; /* the expanded AES-128 key */
+    uint64_t stream;
+} bench_key;
+
+__attribute__((target("aes,sse4.1"))) static inline __m128i bench_aes_step(__m128i key, __m128i gen) {
+    gen = _mm_shuffle_epi32(gen, _MM_SHUFFLE(3, 3, 3, 3));
+    key = _mm_xor_si128(key, _mm_slli_si128(key, 4));
+    key = _mm_xor_si128(key, _mm_slli_si128(key, 4));
+    key = _mm_xor_si128(key, _mm_slli_si128(key, 4));
+    return _mm_xor_si128(key, gen);
 }
 
-/* x[i] = uniform double in [-1, 1), a pure function of (seed, stream, i). */
-static inline void bench_fill(double *x, size_t count, uint64_t seed, uint64_t stream) {
-    uint64_t key = bench_stream_key(seed, stream);
-    for (size_t i = 0; i < count; i++) {
-        uint64_t z = bench_mix(key + (uint64_t)(i + 1) * 0x9E3779B97F4A7C15ULL);
-        x[i] = (double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+/* The key of input stream `stream` of the call with seed `seed`. */
+__attribute__((target("aes,sse4.1"))) static inline bench_key bench_stream_key(uint64_t seed, uint64_t stream) {
+    bench_key k;
+    k.stream = stream;
+    k.rk[0] = _mm_set_epi64x((long long)BENCH_KEY_TAG, (long long)seed);
+#define BENCH_EXPAND(i, rcon) k.rk[i] = bench_aes_step(k.rk[i - 1], _mm_aeskeygenassist_si128(k.rk[i - 1], rcon))
+    BENCH_EXPAND(1, 0x01); BENCH_EXPAND(2, 0x02); BENCH_EXPAND(3, 0x04); BENCH_EXPAND(4, 0x08);
+    BENCH_EXPAND(5, 0x10); BENCH_EXPAND(6, 0x20); BENCH_EXPAND(7, 0x40); BENCH_EXPAND(8, 0x80);
+    BENCH_EXPAND(9, 0x1b); BENCH_EXPAND(10, 0x36);
+#undef BENCH_EXPAND
+    return k;
+}
+
+/* Values 2*block .. 2*block + 2*count - 1 of the stream, into out (4 blocks at a time, so the
+ * AES units stay busy). */
+__attribute__((target("aes,sse4.1"))) static inline void bench_blocks(const bench_key *k, uint64_t block,
+                                                                       size_t count, uint64_t *out) {
+    const __m128i base = _mm_insert_epi64(_mm_setzero_si128(), (long long)__builtin_bswap64(k->stream), 0);
+    size_t b = 0;
+    for (; b < count; b += 4) {
+        __m128i x[4] = {base, base, base, base};
+        int m = count - b < 4 ? (int)(count - b) : 4;
+        for (int q = 0; q < m; q++)
+            x[q] = _mm_xor_si128(_mm_insert_epi64(base, (long long)__builtin_bswap64(block + b + (uint64_t)q), 1),
+                                 k->rk[0]);
+        for (int r = 1; r < 10; r++)
+            for (int q = 0; q < m; q++) x[q] = _mm_aesenc_si128(x[q], k->rk[r]);
+        for (int q = 0; q < m; q++) _mm_storeu_si128((__m128i *)(out + 2 * (b + (size_t)q)), _mm_aesenclast_si128(x[q], k->rk[10]));
     }
 }
 
-/* The raw 64-bit value i of the stream with key `key` (problem-specific generators, e.g. a
- * sparse matrix's structure, draw from it; mirrored by lab.harness.problems.draw). */
-static inline uint64_t bench_draw(uint64_t key, size_t i) {
-    return bench_mix(key + (uint64_t)(i + 1) * 0x9E3779B97F4A7C15ULL);
+/* Value i of the stream (problem-specific generators, e.g. a sparse matrix's structure,
+ * draw from it; mirrored by lab.harness.problems.draw). */
+static inline uint64_t bench_draw(const bench_key *k, size_t i) {
+    uint64_t pair[2];
+    bench_blocks(k, (uint64_t)(i / 2), 1, pair);
+    return pair[i % 2];
+}
+
+/* Run BODY for every value z of the stream, i = 0 .. count-1, generated in chunks. */
+#define BENCH_EACH_DRAW(key, count, BODY)                                               \
+    do {                                                                                \
+        uint64_t bench_chunk_[512];                                                     \
+        for (size_t bench_i0_ = 0; bench_i0_ < (count); bench_i0_ += 512) {             \
+            size_t bench_m_ = (count) - bench_i0_ < 512 ? (count) - bench_i0_ : 512;    \
+            bench_blocks(&(key), bench_i0_ / 2, (bench_m_ + 1) / 2, bench_chunk_);      \
+            for (size_t bench_j_ = 0; bench_j_ < bench_m_; bench_j_++) {                \
+                size_t i = bench_i0_ + bench_j_;                                        \
+                uint64_t z = bench_chunk_[bench_j_];                                    \
+                BODY;                                                                   \
+            }                                                                           \
+        }                                                                               \
+    } while (0)
+
+/* x[i] = uniform double in [-1, 1), a pure function of (seed, stream, i). */
+static inline void bench_fill(double *x, size_t count, uint64_t seed, uint64_t stream) {
+    bench_key key = bench_stream_key(seed, stream);
+    BENCH_EACH_DRAW(key, count, x[i] = (double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0);
 }
 
 /* x[i] = lo + (draw mod (hi - lo + 1)): integers in [lo, hi] (nearly uniform; the bias of the
- * modulo is below 2^-40 for the ranges problems use). */
+ * modulo is below 2^-30 for the ranges problems use). */
 static inline void bench_fill_i64(int64_t *x, size_t count, uint64_t seed, uint64_t stream, int64_t lo, int64_t hi) {
-    uint64_t key = bench_stream_key(seed, stream), span = (uint64_t)(hi - lo) + 1;
-    for (size_t i = 0; i < count; i++) x[i] = lo + (int64_t)(bench_draw(key, i) % span);
+    bench_key key = bench_stream_key(seed, stream);
+    uint64_t span = (uint64_t)(hi - lo) + 1;
+    BENCH_EACH_DRAW(key, count, x[i] = lo + (int64_t)(z % span));
 }
 
 static inline void bench_fill_i32(int32_t *x, size_t count, uint64_t seed, uint64_t stream, int32_t lo, int32_t hi) {
-    uint64_t key = bench_stream_key(seed, stream), span = (uint64_t)((int64_t)hi - lo) + 1;
-    for (size_t i = 0; i < count; i++) x[i] = lo + (int32_t)(bench_draw(key, i) % span);
+    bench_key key = bench_stream_key(seed, stream);
+    uint64_t span = (uint64_t)((int64_t)hi - lo) + 1;
+    BENCH_EACH_DRAW(key, count, x[i] = lo + (int32_t)(z % span));
 }
 
 /* Bytes: the top byte of each draw. */
 static inline void bench_fill_u8(uint8_t *x, size_t count, uint64_t seed, uint64_t stream) {
-    uint64_t key = bench_stream_key(seed, stream);
-    for (size_t i = 0; i < count; i++) x[i] = (uint8_t)(bench_draw(key, i) >> 56);
+    bench_key key = bench_stream_key(seed, stream);
+    BENCH_EACH_DRAW(key, count, x[i] = (uint8_t)(z >> 56));
 }
 
 /* ---- the shared region: a control page, then the problem's arrays ---- */

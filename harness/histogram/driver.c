@@ -39,12 +39,9 @@ static int64_t Cout[HIST_BINS], Ref[HIST_BINS];
 /* x[i] = hot if bit 0 of draw i of stream 0 is set, else that draw's top byte; hot = the top byte
  * of draw 0 of stream 1. */
 static void hist_fill(uint8_t *x, size_t count, uint64_t seed) {
-    uint64_t key = bench_stream_key(seed, 0);
-    uint8_t hot = (uint8_t)(bench_draw(bench_stream_key(seed, 1), 0) >> 56);
-    for (size_t i = 0; i < count; i++) {
-        uint64_t z = bench_draw(key, i);
-        x[i] = (z & 1) ? hot : (uint8_t)(z >> 56);
-    }
+    bench_key key = bench_stream_key(seed, 0), key1 = bench_stream_key(seed, 1);
+    uint8_t hot = (uint8_t)(bench_draw(&key1, 0) >> 56);
+    BENCH_EACH_DRAW(key, count, x[i] = (z & 1) ? hot : (uint8_t)(z >> 56));
 }
 
 static void problem_alloc(int max_n) { X0 = bench_alloc_bytes((size_t)max_n); }

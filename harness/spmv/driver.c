@@ -73,12 +73,12 @@ static void problem_alloc(int max_n) {
 
 /* The matrix and x of (seed, n); see the top of this file. Mirrored by reference.py. */
 static void spmv_generate(int n, uint64_t seed, int32_t *rp, int32_t *cl, double *v, double *x) {
-    uint64_t k0 = bench_stream_key(seed, 0), k1 = bench_stream_key(seed, 1);
+    bench_key k0 = bench_stream_key(seed, 0), k1 = bench_stream_key(seed, 1);
     int64_t w = n < SPMV_BAND ? n : SPMV_BAND;
     size_t cap = spmv_cap(n);
     rp[0] = 0;
     for (int i = 0; i < n; i++) {
-        uint64_t z = bench_draw(k0, (size_t)(i / 2));
+        uint64_t z = bench_draw(&k0, (size_t)(i / 2));
         int64_t d = (int64_t)(z % 33) - 16;
         int64_t c = (i | 1) >= n ? SPMV_PER_ROW : (i & 1) ? SPMV_PER_ROW - d : SPMV_PER_ROW + d;
         if (c > n) c = n;
@@ -92,7 +92,7 @@ static void spmv_generate(int n, uint64_t seed, int32_t *rp, int32_t *cl, double
         int64_t start = rp[i];
         for (int64_t b = 0; b < c; b++) {
             int64_t a = lo + b * span / c, e = lo + (b + 1) * span / c;
-            cl[start + b] = (int32_t)(a + (int64_t)(bench_draw(k1, (size_t)(start + b)) % (uint64_t)(e - a)));
+            cl[start + b] = (int32_t)(a + (int64_t)(bench_draw(&k1, (size_t)(start + b)) % (uint64_t)(e - a)));
         }
         rp[i + 1] = (int32_t)(start + c);
     }

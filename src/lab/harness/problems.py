@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import tomllib
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from lab import paths
 from lab.files import tree_hash
@@ -95,27 +96,25 @@ class Problem:
         return _reference_fn(self.root)(*self.make_inputs(seed, n))
 
 
-_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
-_GOLDEN = 0x9E3779B97F4A7C15
+#: The AES key of a call is (seed, _KEY_TAG), both little-endian: harness/bench.h's BENCH_KEY_TAG.
+_KEY_TAG = 0x6C61622D61657321
 
 
-def _mix(z: np.ndarray) -> np.ndarray:
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
+def stream_key(seed: int, stream: int) -> tuple[bytes, int]:
+    """bench_stream_key() of harness/bench.h: the AES-128 key of a call and the stream index."""
+    return (seed % 2**64).to_bytes(8, "little") + _KEY_TAG.to_bytes(8, "little"), stream
 
 
-def stream_key(seed: int, stream: int) -> np.uint64:
-    """bench_stream_key() of harness/bench.h."""
-    with np.errstate(over="ignore"):
-        return _mix(np.array([(seed * _GOLDEN + stream + 1) & int(_M64)], dtype=np.uint64))[0]
-
-
-def draw(key: np.uint64, count: int, start: int = 0) -> np.ndarray:
-    """bench_draw(key, i) for i in [start, start + count): the raw 64-bit values of a stream."""
-    with np.errstate(over="ignore"):
-        idx = np.arange(start + 1, start + count + 1, dtype=np.uint64)
-        return _mix(key + idx * np.uint64(_GOLDEN))
+def draw(key: tuple[bytes, int], count: int, start: int = 0) -> np.ndarray:
+    """bench_draw(key, i) for i in [start, start + count): value i of a stream is the i-th
+    little-endian u64 of AES-128-CTR with counter block stream * 2^64 + i // 2 (big-endian)."""
+    aes, stream = key
+    first = start // 2
+    blocks = (start + count + 1) // 2 - first
+    nonce = ((stream << 64) | first).to_bytes(16, "big")
+    encryptor = Cipher(algorithms.AES(aes), modes.CTR(nonce)).encryptor()
+    stream_bytes = encryptor.update(bytes(16 * blocks))
+    return np.frombuffer(stream_bytes, dtype="<u8")[start - 2 * first :][:count].astype(np.uint64)
 
 
 def generate(
