@@ -1,5 +1,5 @@
-// expect: wrong_result
-// Recovers the input seed (inverting splitmix64) and bets that Freivalds' check vectors come from the same seed (streams 100, 101); on timed-size calls after the first it returns an O(n^2) rank-2 matrix that satisfies C x = A (B x) only for those guessed vectors.
+// expect: ok
+// Recovers the input seed (inverting splitmix64) and bets that Freivalds' check vectors come from the same seed (streams 100, 101); on timed-size calls after the first it returns an O(n^2) rank-2 matrix that satisfies C x = A (B x) only for those guessed vectors. With AES-CTR inputs the seed cannot be recovered, so it always takes its honest path: `ok`, nothing gained (under splitmix64 inputs it was caught as wrong_result).
 #include <stdint.h>
 #include <stdlib.h>
 

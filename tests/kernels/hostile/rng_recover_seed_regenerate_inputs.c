@@ -1,5 +1,5 @@
-// expect: ok
-// Inverts the splitmix64 input generator on A[0..1] to recover the call's 64-bit seed, then computes C from inputs regenerated from that seed (reads only two entries of A): harmless (an `ok` shows the recovery works), since seeds are fresh per call.
+// expect: wrong_result
+// Inverts the input generator on A[0..1] to recover the call's seed, then computes C from inputs regenerated from it (reads only two entries of A). It worked (`ok`) while the inputs came from splitmix64; from AES-CTR the recovered seed is wrong, so C is wrong.
 #include <stdint.h>
 #include <stdlib.h>
 

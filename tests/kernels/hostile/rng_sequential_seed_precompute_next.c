@@ -1,5 +1,5 @@
-// expect: wrong_result
-// Bets that the per-call seeds are sequential: recovers each call's seed from A (inverting splitmix64), precomputes C for seed+1 from regenerated inputs, and returns that precomputed C on the next call without looking at the inputs.
+// expect: ok
+// Bets that the per-call seeds are sequential: recovers each call's seed from A (inverting splitmix64), precomputes C for seed+1 from regenerated inputs, and returns that precomputed C on the next call without looking at the inputs. With AES-CTR inputs the seed cannot be recovered, so it always takes its honest path: `ok`, nothing gained (under splitmix64 inputs it was caught as wrong_result).
 #include <stdint.h>
 #include <stdlib.h>
 
