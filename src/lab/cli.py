@@ -85,9 +85,10 @@ def _scored(results: list[EvalResult], scorer: HarnessReward) -> list[dict]:
 
 def _summary(r: dict) -> str:
     if r["status"] == "ok":
+        unit = load_problem(r["problem"]).unit if r.get("problem") else "GFLOP/s"
         return (
-            f"ok  {r['gflops']:.2f} GFLOPS  ({r['time_s'] * 1e3:.3f} ms, {r['speedup']:.2f}x the baseline's "
-            f"{r['baseline_gflops']:.2f} GFLOPS)  reward {r['reward']:g}"
+            f"ok  {r['gflops']:.2f} {unit}  ({r['time_s'] * 1e3:.3f} ms, {r['speedup']:.2f}x the baseline's "
+            f"{r['baseline_gflops']:.2f} {unit})  reward {r['reward']:g}"
         )
     return f"{r['status']}  reward {r['reward']:g}  {r['detail']}"
 

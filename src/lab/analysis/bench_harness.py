@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -73,7 +74,7 @@ for path in sorted(Path(sys.argv[1]).glob("*/examples/*")):
     for threads in (1, 2) if "omp" in path.name else (1,):
         r = evaluate(path.read_text(), path.parent.parent.name, MeasureConfig(threads=threads), cache=False)
         key = f"{path.parent.parent.name}/{path.name}" + (f" T={threads}" if threads > 1 else "")
-        out[key] = r.gflops if r.status == "ok" else None
+        out[key] = r.gflops if r.status == "ok" else f"{r.status}: {r.detail[:100]}"
 print(json.dumps(out))
 """
 
@@ -89,7 +90,8 @@ def _corpus(root: Path | None = None) -> list[str]:
     texts = []
     for f in files:
         first = f.read_text().splitlines()[0]
-        if "problem: dgemv" not in first and f.suffix in (".c", ".md"):
+        problem = re.search(r"problem:\s*(\w+)", first)
+        if (problem is None or problem.group(1) == "dgemm") and f.suffix in (".c", ".md"):
             texts.append(f.read_text())
     return texts
 
@@ -140,7 +142,9 @@ def compare(ref: str, rounds: int, completions: int, duplicates: float) -> dict:
                 for label, tree in order if r % 2 == 0 else order[::-1]:
                     print(f"round {r + 1}/{rounds}: {label}", flush=True)
                     runs[label]["batch"].append(_probe(tree, _BATCH_PROBE, str(batch_file)))
-                    runs[label]["table"].append(_probe(tree, _TABLE_PROBE, str(tree / "harness")))
+                    # Both sides score the *before* tree's examples: the same texts, and no
+                    # problem only one side knows.
+                    runs[label]["table"].append(_probe(tree, _TABLE_PROBE, str(before_tree / "harness")))
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(before_tree)], cwd=here, check=False)
 
@@ -161,7 +165,7 @@ def compare(ref: str, rounds: int, completions: int, duplicates: float) -> dict:
     for name in runs["after"]["table"][0]:
         before = [t.get(name) for t in runs["before"]["table"]]
         after = [t.get(name) for t in runs["after"]["table"]]
-        if None in before or None in after:
+        if not all(isinstance(x, float) for x in before + after):
             kernels.append({"kernel": name, "before": before, "after": after, "change": None})
             continue
         b, a = statistics.median(before), statistics.median(after)

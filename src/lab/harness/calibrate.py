@@ -1,9 +1,10 @@
 """`lab calibrate`: what this machine can do, measured, for results/machine.json.
 
 Records the CPU, core count, compiler, the BLAS behind NumPy, and GFLOPS of
-OpenBLAS (through NumPy, thread count set with threadpoolctl) and of each
-problem's textbook baseline (timed by the harness itself), at the problems'
-default sizes and at 1 and all-core thread counts. Every figure in results/ that
+OpenBLAS (through NumPy, thread count set with threadpoolctl; DGEMM and DGEMV,
+whose references are BLAS calls) and of each problem's textbook baseline (timed by
+the harness itself), at the problems' default sizes and at 1 and all-core thread
+counts. Every figure in results/ that
 is relative to "OpenBLAS" or "the baseline" refers to a file like this one,
 written on the machine that produced it.
 """
@@ -25,6 +26,10 @@ from lab.harness.evaluate import evaluate
 from lab.harness.machine import cpu_model, machine_fingerprint, openblas_gflops, simd_flags
 from lab.harness.problems import list_problems, load_problem
 from lab.harness.sandbox import isolation_level
+
+#: Problems whose NumPy reference is a single BLAS call: only for these is timing the
+#: reference a measure of OpenBLAS (the others' references are plain NumPy, not a yardstick).
+BLAS_PROBLEMS = frozenset({"dgemm", "dgemv"})
 
 
 def calibrate(threads: list[int] | None = None, n: int | None = None) -> dict:
@@ -49,7 +54,7 @@ def calibrate(threads: list[int] | None = None, n: int | None = None) -> dict:
                     "problem": name,
                     "n": size,
                     "threads": t,
-                    "openblas_gflops": round(openblas_gflops(name, size, t), 3),
+                    "openblas_gflops": round(openblas_gflops(name, size, t), 3) if name in BLAS_PROBLEMS else None,
                     "baseline_gflops": round(baseline, 3) if baseline else None,
                 }
             )
