@@ -71,6 +71,7 @@
  * block j is the 128-bit counter s * 2^64 + j, stored big-endian (what the `cryptography`
  * package's CTR mode increments); value i of a stream is the i-th little-endian u64 of its
  * key stream. AES-NI does about a byte per cycle, close to what the fills cost before. */
+#include <immintrin.h>
 #include <wmmintrin.h>
 #include <smmintrin.h>
 
@@ -109,10 +110,39 @@ __attribute__((target("aes,sse4.1"))) static inline bench_key bench_stream_key(u
     return k;
 }
 
+/* 16 blocks per step with VAES (AVX-512: four AES blocks per instruction), where the CPU has it;
+ * the same key stream as the AES-NI loop below, about three times as fast. */
+__attribute__((target("vaes,avx512f,aes,sse4.1"))) static inline void bench_blocks16(const bench_key *k,
+                                                                                      uint64_t block,
+                                                                                      uint64_t *out) {
+    __m512i rk[11], x[4];
+    for (int r = 0; r < 11; r++) rk[r] = _mm512_broadcast_i32x4(k->rk[r]);
+    uint64_t in[32] __attribute__((aligned(64)));
+    for (int q = 0; q < 16; q++) {
+        in[2 * q] = __builtin_bswap64(k->stream);
+        in[2 * q + 1] = __builtin_bswap64(block + (uint64_t)q);
+    }
+    for (int v = 0; v < 4; v++) x[v] = _mm512_xor_si512(_mm512_load_si512(in + 8 * v), rk[0]);
+    for (int r = 1; r < 10; r++)
+        for (int v = 0; v < 4; v++) x[v] = _mm512_aesenc_epi128(x[v], rk[r]);
+    for (int v = 0; v < 4; v++) _mm512_storeu_si512(out + 8 * v, _mm512_aesenclast_epi128(x[v], rk[10]));
+}
+
+static int bench_has_vaes(void) {
+    static int has = -1;
+    if (has < 0) has = __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx512f");
+    return has;
+}
+
 /* Values 2*block .. 2*block + 2*count - 1 of the stream, into out (4 blocks at a time, so the
- * AES units stay busy). */
+ * AES units stay busy; 16 at a time with VAES). */
 __attribute__((target("aes,sse4.1"))) static inline void bench_blocks(const bench_key *k, uint64_t block,
                                                                        size_t count, uint64_t *out) {
+    if (count >= 16 && bench_has_vaes()) {
+        size_t done = count & ~(size_t)15;
+        for (size_t b = 0; b < done; b += 16) bench_blocks16(k, block + b, out + 2 * b);
+        block += done, out += 2 * done, count -= done;
+    }
     const __m128i base = _mm_insert_epi64(_mm_setzero_si128(), (long long)__builtin_bswap64(k->stream), 0);
     size_t b = 0;
     for (; b < count; b += 4) {
