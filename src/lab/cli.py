@@ -332,7 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--n", type=int, default=None, help="timed size (default: the problem's)")
         p.add_argument(
             "--mode",
-            choices=("serial", "openmp"),
+            choices=MODES,
             default="openmp",
             help="execution model: serial (1 thread, no OpenMP) or openmp",
         )
