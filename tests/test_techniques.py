@@ -207,3 +207,34 @@ def test_does_not_detect(technique, source):
 def test_comments_and_strings_do_not_count():
     text = NAIVE.replace("double s = 0;", "double s = 0; /* #pragma omp parallel for _mm256_add_pd */")
     assert detect(text) == set()
+
+
+def test_every_problem_declares_known_techniques_and_dgemm_all_of_them():
+    from lab.harness.problems import list_problems
+    from lab.techniques import problem_techniques
+
+    assert problem_techniques("dgemm") == TECHNIQUES
+    for problem in list_problems():
+        declared = problem_techniques(problem)
+        assert declared and set(declared) <= set(TECHNIQUES) and "openmp" in declared
+
+
+def test_detection_for_a_problem_reports_only_its_techniques():
+    # A histogram's zeroing loop writes `counts[b] = 0`, which DGEMM's reordering pattern matches.
+    source = (
+        "#include <stdint.h>\nvoid histogram(int n, const uint8_t *x, int64_t *counts) {\n"
+        "for (int b = 0; b < 256; b++) counts[b] = 0;\nfor (int i = 0; i < n; i++) counts[x[i]]++;\n}\n"
+    )
+    assert "loop_reorder" in detect(source)
+    assert detect(source, "histogram") == set()
+
+
+def test_prompts_offer_only_the_problems_techniques():
+    from lab.policy.prompts import prompt_text
+
+    text = prompt_text("histogram", frozenset({"unrolling"}), "serial")
+    assert text.endswith("Permitted optimization techniques: loop unrolling. Not permitted: cache blocking.")
+    with pytest.raises(ValueError, match="packing do not apply to dot"):
+        prompt_text("dot", frozenset({"packing"}))
+    with pytest.raises(ValueError, match="openmp do not apply to dot in serial mode"):
+        prompt_text("dot", frozenset({"openmp"}), "serial")

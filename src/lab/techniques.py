@@ -10,7 +10,8 @@
 prompts, archive measures and tables). Everything else reads these: the prompt
 sentence (lab.policy.prompts), the kernel generator's technique sets
 (lab.policy.seed_policy.generator), the SQD archive and stages (lab.rl.sqd), the
-figures. To add a technique, add one entry here.
+figures. To add a technique, add one entry here. Each problem declares which techniques
+apply to it (`techniques` in its problem.toml; `problem_techniques`).
 
 The detector reads the source text (comments and strings blanked) with heuristics
 that match how each technique shows up in C; each entry's `summary` says what it
@@ -25,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from lab.harness.problems import load_problem
 from lab.harness.static_check import splice_lines, strip_comments
 
 _FOR = re.compile(r"\bfor\s*\(([^;]*);([^;]*);([^)]*)\)")
@@ -239,7 +241,8 @@ _DEFINITIONS = (
         "an unroll pragma, or a loop stepping by a constant whose body uses several consecutive offsets of "
         "its variable (`[k]`, `[k + 1]`, ...)",
         lambda code, loops: bool(_UNROLL_PRAGMA.search(code)) or _manual_unroll(code, loops),
-        lambda s: s.unroll > 1,
+        # DGEMV's row blocks step the row loop by the block and name rows i + 1, i + 2, ...
+        lambda s: s.unroll > 1 or (s.problem == "dgemv" and bool(s.regblock)),
         "loop",
     ),
     Technique(
@@ -285,11 +288,28 @@ REGISTRY: dict[str, Technique] = {t.name: t for t in _DEFINITIONS}
 TECHNIQUES: tuple[str, ...] = tuple(REGISTRY)
 
 
-def detect(source: str) -> set[str]:
-    """The set of techniques (names from TECHNIQUES) the source uses."""
+def problem_techniques(problem: str | None) -> tuple[str, ...]:
+    """The techniques that apply to `problem`, in registry order (its problem.toml declares them;
+    None: every technique). A name the registry does not know is refused, with the known ones."""
+    if problem is None:
+        return TECHNIQUES
+    declared = load_problem(problem).techniques
+    unknown = sorted(set(declared) - set(TECHNIQUES))
+    if unknown:
+        raise ValueError(
+            f"{problem}: problem.toml names unknown technique(s) {unknown}; known: {', '.join(TECHNIQUES)}"
+        )
+    return tuple(t for t in TECHNIQUES if t in declared) if declared else TECHNIQUES
+
+
+def detect(source: str, problem: str | None = None) -> set[str]:
+    """The set of techniques (names from TECHNIQUES) the source uses; with `problem`, only the
+    techniques that apply to it (the detectors' patterns are written for the shapes each technique
+    takes where it applies: a histogram's `counts[b] = 0` loop is not DGEMM's loop reordering)."""
     code = _code(source)
     loops = _loops(code)
-    return {t.name for t in _DEFINITIONS if t.detector(code, loops)}
+    applicable = problem_techniques(problem)
+    return {t.name for t in _DEFINITIONS if t.name in applicable and t.detector(code, loops)}
 
 
 def in_spec(spec: Any) -> frozenset[str]:

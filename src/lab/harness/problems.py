@@ -69,6 +69,8 @@ class Problem:
     output: ArraySpec
     root: Path
     unit: str = "GFLOP/s"  # of the rate reported as `gflops`: work units (the `flops` formula) per ns
+    # The optimization techniques that apply (names of lab.techniques.TECHNIQUES, which checks them).
+    techniques: tuple[str, ...] = ()
     _flops: Callable[[int], float] = field(repr=False, compare=False, default=None)
 
     @property
@@ -203,5 +205,6 @@ def load_problem(name: str) -> Problem:
         output=_array_spec(raw["output"]),
         root=path.parent,
         unit=raw.get("unit", "GFLOP/s"),
+        techniques=tuple(raw.get("techniques", ())),
         _flops=_compile_flops(raw["flops"]),
     )

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from lab.harness.problems import load_problem
-from lab.techniques import REGISTRY, TECHNIQUES
+from lab.techniques import REGISTRY, TECHNIQUES, problem_techniques
 
 _SENTENCE = "Permitted optimization techniques: {names}. Not permitted: {others}."
 _PARSE = re.compile(r"Permitted optimization techniques: ([A-Za-z, ]+)\.")
@@ -47,7 +47,8 @@ def prompt_text(
 ) -> str:
     """The user prompt for `problem`. With `mode` (serial | openmp), the execution model is stated
     (None: the problem's text as it is, which permits OpenMP); with `permitted`, the techniques
-    sentence is appended."""
+    sentence is appended: the permitted ones, and the rest of the techniques that apply to the
+    problem (lab.techniques.problem_techniques; OpenMP is never offered in serial mode)."""
     base = load_problem(problem).prompt
     if mode is not None:
         if mode not in _MODE_SENTENCE:
@@ -58,7 +59,14 @@ def prompt_text(
     unknown = set(permitted) - set(TECHNIQUES)
     if unknown:
         raise ValueError(f"unknown technique(s): {', '.join(sorted(unknown))}; known: {', '.join(TECHNIQUES)}")
-    others = set(TECHNIQUES) - set(permitted)
+    applicable = [t for t in problem_techniques(problem) if not (mode == "serial" and t == "openmp")]
+    outside = set(permitted) - set(applicable)
+    if outside:
+        where = f"{problem} in serial mode" if mode == "serial" else problem
+        raise ValueError(
+            f"technique(s) {', '.join(sorted(outside))} do not apply to {where}; these do: {', '.join(applicable)}"
+        )
+    others = set(applicable) - set(permitted)
     return f"{base}\n\n{_SENTENCE.format(names=_words(permitted), others=_words(others))}"
 
 
