@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 from dataclasses import replace
@@ -28,7 +29,9 @@ EXPECTED_FAILURE = {
     "no_zero": "wrong_result",
     "no_tail": "wrong_result",
     "wrong_index": "wrong_result",
+    "no_border": "wrong_result",
 }
+SUITE = ("dot", "jacobi2d", "spmv", "prefix_sum", "histogram", "transpose")
 
 
 def _specs() -> list[KernelSpec]:
@@ -42,7 +45,15 @@ def _specs() -> list[KernelSpec]:
     for i, s in enumerate(base):
         defects = applicable_defects(s)
         specs.append(replace(s, defect=defects[i % len(defects)]))
-    return specs
+    # The other problems: every family and technique, random draws in both modes, and every
+    # defect of a few kernels per problem.
+    for problem in SUITE:
+        swept = sweep_specs(problem)
+        specs += swept
+        specs += [random_spec(rng, problem, defect_rate=0.0, mode=m) for m in ("serial", "openmp") for _ in range(3)]
+        for s in swept[::3]:
+            specs += [replace(s, defect=d) for d in dict.fromkeys(applicable_defects(s))]
+    return list(dict.fromkeys(specs))
 
 
 SPECS = _specs()
@@ -51,14 +62,14 @@ SPECS = _specs()
 @pytest.fixture(scope="module")
 def generated():
     results = {}
-    for problem in ("dgemm", "dgemv"):
+    for problem in ("dgemm", "dgemv", *SUITE):
         group = [s for s in SPECS if s.problem == problem]
         for s, r in zip(group, evaluate_batch([render(s) for s in group], problem, FAST, cache=False, progress=False)):
             results[s] = r
     return results
 
 
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: f"{s.problem}-{s.family}-{s.defect or 'ok'}")
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: f"{s.problem}-{s.family}-{s.omp or 'serial'}-{s.defect or 'ok'}")
 def test_generated_kernel_status(spec, generated):
     result = generated[spec]
     expected = "ok" if spec.correct else EXPECTED_FAILURE[spec.defect]
@@ -70,6 +81,35 @@ def test_generator_labels_match_the_detector():
     specs = [random_spec(rng, p, defect_rate=0.0) for p in ["dgemm"] * 150 + ["dgemv"] * 50]
     agree = sum(detect(render(s)) == s.techniques() for s in specs)
     assert agree / len(specs) >= 0.9
+
+
+@pytest.mark.parametrize("problem", SUITE)
+def test_suite_generator_labels_match_the_detector_and_the_problem(problem):
+    """The detector, limited to the problem's techniques, reads back what the generator built;
+    and the generator uses only techniques the problem declares."""
+    from lab.techniques import problem_techniques
+
+    rng = random.Random(8)
+    specs = sweep_specs(problem) + [
+        random_spec(rng, problem, defect_rate=0.0, mode=m) for m in ("serial", "openmp", None) for _ in range(40)
+    ]
+    assert all(s.techniques() <= set(problem_techniques(problem)) for s in specs)
+    agree = sum(detect(render(s), problem) == s.techniques() for s in specs)
+    assert agree / len(specs) >= 0.95
+    sets = {s.techniques() for s in specs}
+    assert len(sets) >= 4  # several technique families per problem
+
+
+@pytest.mark.parametrize("problem", ("dgemm", *SUITE))
+def test_serial_draws_never_use_openmp(problem):
+    from lab.policy.seed_policy.generator import serial_safe
+
+    rng = random.Random(9)
+    specs = [random_spec(rng, problem, mode="serial", optimize=True) for _ in range(60)]
+    assert all(serial_safe(s) for s in specs)
+    assert not any(re.search(r"#\s*pragma\s+omp|omp\.h|\bomp_", render(s)) for s in specs)
+    openmp = [random_spec(rng, problem, mode="openmp") for _ in range(60)]
+    assert sum("openmp" in s.techniques() for s in openmp) >= 10  # an OpenMP prompt often gets OpenMP
 
 
 def test_random_spec_respects_the_permitted_set():

@@ -2,13 +2,18 @@
 
 Each record is what a base code model might be asked and might answer:
 
-- prompt: the problem's prompt, and for CONDITIONED_RATE of the records the sentence
-  stating a permitted technique subset (random size, as SQD samples them);
+- prompt: the prompt of one of the lab's problems (PROBLEM_WEIGHTS), in one execution
+  model (MODE_WEIGHTS: serial, OpenMP with a thread count, or the problem's own text,
+  which permits OpenMP), and for CONDITIONED_RATE of the records the sentence stating a
+  permitted subset of the techniques that apply to the problem (random size, as SQD
+  samples them);
 - completion: a chat-style answer, a ```c fenced block with now and then a line of
   prose; it respects the permitted set in most records (RESPECT_RATE);
 - the mix of a base model: mostly plain correct code, a minority of optimized
   variants, and some defective ones (DEFECT_RATE: off-by-one tails, missing
-  zeroing, syntax slips, wrong indices).
+  zeroing, syntax slips, wrong indices). Serial prompts get no OpenMP; OpenMP prompts
+  get it in about 40% of the completions (fewer for prefix_sum, whose one OpenMP family is
+  the two-pass scan).
 
 `make_corpus(n, seed)` is deterministic for a seed.
 """
@@ -20,9 +25,22 @@ from dataclasses import asdict, dataclass
 
 from lab.policy.prompts import prompt_text
 from lab.policy.seed_policy.generator import KernelSpec, random_spec, render
-from lab.techniques import TECHNIQUES
+from lab.techniques import problem_techniques
 
-PROBLEM_WEIGHTS = {"dgemm": 0.85, "dgemv": 0.15}
+# DGEMM keeps the largest share: its kernels are the longest and the most varied.
+PROBLEM_WEIGHTS = {
+    "dgemm": 0.4,
+    "dgemv": 0.08,
+    "dot": 0.085,
+    "jacobi2d": 0.09,
+    "spmv": 0.085,
+    "prefix_sum": 0.085,
+    "histogram": 0.085,
+    "transpose": 0.085,
+}
+# None: the problem's own prompt, which states no execution model (and permits OpenMP).
+MODE_WEIGHTS = {None: 0.3, "serial": 0.35, "openmp": 0.35}
+THREADS = (1, 2, 2, 2, 4)  # thread counts an OpenMP prompt states
 CONDITIONED_RATE = 0.75  # share of prompts that state a permitted set
 RESPECT_RATE = 0.92  # share of conditioned completions that stay inside it
 DEFECT_RATE = 0.18
@@ -42,6 +60,7 @@ _TAILS = ["", "", "", "\n\nThis handles any positive n.", "\n\nCompile with -O3 
 @dataclass(frozen=True)
 class Example:
     problem: str
+    mode: str | None
     permitted: tuple[str, ...] | None
     prompt: str
     completion: str
@@ -53,10 +72,12 @@ class Example:
         return asdict(self)
 
 
-def random_permitted(rng: random.Random) -> frozenset[str]:
-    """A technique subset: its size uniform in 0..len(TECHNIQUES), then its members."""
-    size = rng.randint(0, len(TECHNIQUES))
-    return frozenset(rng.sample(TECHNIQUES, size))
+def random_permitted(rng: random.Random, problem: str = "dgemm", mode: str | None = None) -> frozenset[str]:
+    """A subset of the techniques that apply to `problem` (without OpenMP in serial mode):
+    its size uniform in 0..their number, then its members."""
+    techniques = [t for t in problem_techniques(problem) if not (mode == "serial" and t == "openmp")]
+    size = rng.randint(0, len(techniques))
+    return frozenset(rng.sample(techniques, size))
 
 
 def as_completion(code: str, rng: random.Random) -> str:
@@ -66,22 +87,27 @@ def as_completion(code: str, rng: random.Random) -> str:
 
 def make_example(rng: random.Random) -> Example:
     problem = rng.choices(list(PROBLEM_WEIGHTS), list(PROBLEM_WEIGHTS.values()))[0]
-    permitted = random_permitted(rng) if rng.random() < CONDITIONED_RATE else None
+    mode = rng.choices(list(MODE_WEIGHTS), list(MODE_WEIGHTS.values()))[0]
+    threads = rng.choice(THREADS)
+    permitted = random_permitted(rng, problem, mode) if rng.random() < CONDITIONED_RATE else None
     respect = permitted is not None and rng.random() < RESPECT_RATE
+    optimize = rng.random() < OPTIMIZE_RATE
     spec: KernelSpec = random_spec(
-        rng, problem, permitted if respect else None, defect_rate=DEFECT_RATE, optimize=rng.random() < OPTIMIZE_RATE
+        rng, problem, permitted if respect else None, defect_rate=DEFECT_RATE, optimize=optimize, mode=mode
     )
     if respect and permitted:
         # Asked "you may use X", a model tends to use X: of three draws keep the one that
         # uses the most permitted techniques. This is what makes the prompt matter.
         for _ in range(2):
-            other = random_spec(rng, problem, permitted, defect_rate=DEFECT_RATE, optimize=True)
+            other = random_spec(rng, problem, permitted, defect_rate=DEFECT_RATE, optimize=True, mode=mode)
             if len(other.techniques() & permitted) > len(spec.techniques() & permitted):
                 spec = other
+    order = problem_techniques(problem)
     return Example(
         problem=problem,
-        permitted=tuple(t for t in TECHNIQUES if t in permitted) if permitted is not None else None,
-        prompt=prompt_text(problem, permitted),
+        mode=mode,
+        permitted=tuple(t for t in order if t in permitted) if permitted is not None else None,
+        prompt=prompt_text(problem, permitted, mode, threads),
         completion=as_completion(render(spec), rng),
         techniques=tuple(sorted(spec.techniques())),
         correct=spec.correct,

@@ -19,9 +19,13 @@ Families, from the textbook loop up to the GotoBLAS/BLIS structure:
   intrinsics (AVX2/AVX-512 FMA row updates with tails), microkernel (B packed in
   NR-wide panels, A in MR-row panels, an MR x NR block of vector accumulators).
 - dgemv: naive, rows (several rows per pass: register blocking), intrinsics.
+- dot, jacobi2d, spmv, prefix_sum, histogram, transpose: lab.policy.seed_policy.suite_generator
+  (the same KernelSpec; `render`, `random_spec`, `applicable_defects` and `sweep_specs`
+  hand those problems to it).
 
-`random_spec(rng, problem, permitted)` draws a spec whose techniques lie in
-`permitted` (None = anything), with the mix a base model shows.
+`random_spec(rng, problem, permitted, mode=...)` draws a spec whose techniques lie in
+`permitted` (None = anything), with the mix a base model shows; in the serial execution
+model it never uses OpenMP.
 """
 
 from __future__ import annotations
@@ -30,23 +34,11 @@ import random
 import zlib
 from dataclasses import dataclass, field, replace
 
+from lab.policy.seed_policy import suite_generator
+from lab.policy.seed_policy.c_writer import CWriter, Style, for_loop
 from lab.techniques import in_spec
 
-DEFECTS = ("off_by_one", "no_zero", "syntax", "no_tail", "wrong_index")
-
-
-@dataclass(frozen=True)
-class Style:
-    """Surface choices that do not change what the code does."""
-
-    names: tuple[str, str, str] = ("i", "j", "k")  # row, column, reduction loop variables
-    index: str = "int"  # int | long | size_t
-    allman: bool = False  # opening braces on their own line
-    comments: int = 1  # 0 none, 1 a header comment, 2 also inline comments
-    row_pointers: bool = False  # cache row pointers (a = A + i*n) instead of indexing A[i*n+k]
-    macro: bool = False  # #define IDX(r, c) for indexing
-    restrict: bool = False  # restrict-qualified local pointers
-    acc: str = "sum"  # name of scalar accumulators
+DEFECTS = ("off_by_one", "no_zero", "syntax", "no_tail", "wrong_index", "no_border")
 
 
 @dataclass(frozen=True)
@@ -57,7 +49,7 @@ class KernelSpec:
     tile: tuple[int, int, int] | None = None  # (i, k, j) tile sizes
     unroll: int = 1
     simd: str | None = None  # pragma | avx2 | avx512
-    omp: str | None = None  # static | dynamic | guided | collapse
+    omp: str | None = None  # static | dynamic | guided | collapse (| atomic: the histogram's)
     regblock: tuple[int, int] | None = None  # (MR, NR)
     kc: int | None = None  # microkernel k-block (cache blocking) or None for whole k
     defect: str | None = None
@@ -78,47 +70,6 @@ class KernelSpec:
 
 
 # ---------------------------------------------------------------- rendering helpers
-
-
-class _Writer:
-    """Collects lines with indentation and the style's brace placement."""
-
-    def __init__(self, style: Style):
-        self.style, self.lines, self.depth = style, [], 0
-
-    def line(self, text: str = "") -> None:
-        self.lines.append(("    " * self.depth + text) if text else "")
-
-    def open(self, head: str) -> None:
-        if self.style.allman:
-            self.line(head)
-            self.line("{")
-        else:
-            self.line(head + " {")
-        self.depth += 1
-
-    def block(self) -> None:
-        """A bare compound statement (after a pragma): the brace always on its own line."""
-        self.line("{")
-        self.depth += 1
-
-    def close(self, tail: str = "") -> None:
-        self.depth -= 1
-        self.line("}" + tail)
-
-    def comment(self, text: str, level: int = 2) -> None:
-        if self.style.comments >= level:
-            self.line(f"/* {text} */")
-
-    def text(self) -> str:
-        return "\n".join(self.lines) + "\n"
-
-
-def _loop(var: str, start: str, end: str, style: Style, step: str = "1") -> str:
-    t = style.index
-    bound = f"(size_t){end}" if t == "size_t" and end.isidentifier() else end
-    inc = f"{var}++" if step == "1" else f"{var} += {step}"
-    return f"for ({t} {var} = {start}; {var} < {bound}; {inc})"
 
 
 def _omp_pragma(spec: KernelSpec, collapse_ok: bool = True) -> str | None:
@@ -201,7 +152,7 @@ def _bound(spec: KernelSpec, end: str, which: str) -> str:
 # ---------------------------------------------------------------- DGEMM families
 
 
-def _dgemm_naive(spec: KernelSpec, w: _Writer) -> None:
+def _dgemm_naive(spec: KernelSpec, w: CWriter) -> None:
     s = spec.style
     i, j, k = s.names
     a_ix = lambda r, c: _ix(s, r, c)  # noqa: E731
@@ -210,8 +161,8 @@ def _dgemm_naive(spec: KernelSpec, w: _Writer) -> None:
         pragma = _omp_pragma(spec)
         if pragma:
             w.line(pragma)
-        w.open(_loop(i, "0", n_rows, s))
-        w.open(_loop(j, "0", "n", s))
+        w.open(for_loop(i, "0", n_rows, s))
+        w.open(for_loop(j, "0", "n", s))
         w.line(f"double {s.acc} = 0.0;")
         if spec.simd == "pragma":
             w.line(f"#pragma omp simd reduction(+:{s.acc})")
@@ -233,17 +184,17 @@ def _dgemm_naive(spec: KernelSpec, w: _Writer) -> None:
     pragma = _omp_pragma(spec, collapse_ok=False)
     if pragma and spec.order == "ikj":
         w.line(pragma)
-    w.open(_loop(outer, "0", n_rows if outer == i else "n", s))
+    w.open(for_loop(outer, "0", n_rows if outer == i else "n", s))
     if pragma and spec.order == "kij":
         w.line(pragma)
-    w.open(_loop(mid, "0", n_rows if mid == i else "n", s))
+    w.open(for_loop(mid, "0", n_rows if mid == i else "n", s))
     w.line(f"const double a = A[{a_ix(i, k)}];")
     _row_update(spec, w, f"C + {_ix(s, i, '0')}", f"B + {_ix(s, k, '0')}", "a", "0", "n")
     w.close()
     w.close()
 
 
-def _unrollable_loop(spec: KernelSpec, w: _Writer, var: str, lo: str, hi: str, stmt, tail_stmt=None) -> bool:
+def _unrollable_loop(spec: KernelSpec, w: CWriter, var: str, lo: str, hi: str, stmt, tail_stmt=None) -> bool:
     """for var in [lo, hi): stmt(var) — unrolled by spec.unroll with a remainder loop (unless
     the no_tail defect drops it). `tail_stmt` overrides the statement of the plain loop.
     Returns whether it unrolled (the caller then adds `_remainder`)."""
@@ -257,20 +208,20 @@ def _unrollable_loop(spec: KernelSpec, w: _Writer, var: str, lo: str, hi: str, s
             w.line(stmt(f"{var} + {d}" if d else var))
         w.close()
         return True
-    w.open(_loop(var, lo, hi, s))
+    w.open(for_loop(var, lo, hi, s))
     w.line(tail_stmt(var))
     w.close()
     return False
 
 
-def _remainder(spec: KernelSpec, w: _Writer, var: str, hi: str, stmt) -> None:
+def _remainder(spec: KernelSpec, w: CWriter, var: str, hi: str, stmt) -> None:
     if spec.defect != "no_tail":
         w.open(f"for (; {var} < {hi}; {var}++)")
         w.line(stmt(var))
         w.close()
 
 
-def _row_update(spec: KernelSpec, w: _Writer, c_row: str, b_row: str, a: str, lo: str, hi: str) -> None:
+def _row_update(spec: KernelSpec, w: CWriter, c_row: str, b_row: str, a: str, lo: str, hi: str) -> None:
     """c[j] += a * b[j] for j in [lo, hi), with the spec's SIMD pragma / unrolling."""
     s = spec.style
     j = s.names[1]
@@ -284,7 +235,7 @@ def _row_update(spec: KernelSpec, w: _Writer, c_row: str, b_row: str, a: str, lo
         _remainder(spec, w, j, hi, stmt)
 
 
-def _dgemm_blocked(spec: KernelSpec, w: _Writer) -> None:
+def _dgemm_blocked(spec: KernelSpec, w: CWriter) -> None:
     s = spec.style
     i, j, k = s.names
     ti, tk, tj = spec.tile
@@ -294,9 +245,9 @@ def _dgemm_blocked(spec: KernelSpec, w: _Writer) -> None:
     pragma = _omp_pragma(spec, collapse_ok=False)
     if pragma:
         w.line(pragma)
-    w.open(_loop(ii, "0", "n", s, "BI"))
-    w.open(_loop(kk, "0", "n", s, "BK"))
-    w.open(_loop(jj, "0", "n", s, "BJ"))
+    w.open(for_loop(ii, "0", "n", s, "BI"))
+    w.open(for_loop(kk, "0", "n", s, "BK"))
+    w.open(for_loop(jj, "0", "n", s, "BJ"))
     w.line(f"{s.index} {i}_end = {ii} + BI < n ? {ii} + BI : {_bound(spec, 'n', 'row')};")
     w.line(f"{s.index} {k}_end = {kk} + BK < n ? {kk} + BK : n;")
     w.line(f"{s.index} {j}_end = {jj} + BJ < n ? {jj} + BJ : n;")
@@ -311,7 +262,7 @@ def _dgemm_blocked(spec: KernelSpec, w: _Writer) -> None:
     w.close()
 
 
-def _dgemm_transposed(spec: KernelSpec, w: _Writer) -> None:
+def _dgemm_transposed(spec: KernelSpec, w: CWriter) -> None:
     s = spec.style
     i, j, k = s.names
     w.comment("Bt holds B transposed: row j of Bt is column j of B")
@@ -319,16 +270,16 @@ def _dgemm_transposed(spec: KernelSpec, w: _Writer) -> None:
     w.open("if (!Bt)")
     w.line("return;")
     w.close()
-    w.open(_loop(k, "0", "n", s))
-    w.open(_loop(j, "0", "n", s))
+    w.open(for_loop(k, "0", "n", s))
+    w.open(for_loop(j, "0", "n", s))
     w.line(f"Bt[{_ix(s, j, k)}] = B[{_ix(s, k, j)}];")
     w.close()
     w.close()
     pragma = _omp_pragma(spec)
     if pragma:
         w.line(pragma)
-    w.open(_loop(i, "0", _bound(spec, "n", "row"), s))
-    w.open(_loop(j, "0", "n", s))
+    w.open(for_loop(i, "0", _bound(spec, "n", "row"), s))
+    w.open(for_loop(j, "0", "n", s))
     w.line(f"const double *a = A + {_ix(s, i, '0')};")
     w.line(f"const double *b = Bt + {_ix(s, j, '0')};")
     w.line(f"double {s.acc} = 0.0;")
@@ -348,7 +299,7 @@ def _vec(spec: KernelSpec) -> tuple[str, int, str]:
     return ("__m512d", 8, "_mm512") if spec.simd == "avx512" else ("__m256d", 4, "_mm256")
 
 
-def _dgemm_intrinsics(spec: KernelSpec, w: _Writer) -> None:
+def _dgemm_intrinsics(spec: KernelSpec, w: CWriter) -> None:
     s = spec.style
     i, j, k = s.names
     vt, width, p = _vec(spec)
@@ -359,12 +310,12 @@ def _dgemm_intrinsics(spec: KernelSpec, w: _Writer) -> None:
     pragma = _omp_pragma(spec, collapse_ok=False)
     if pragma:
         w.line(pragma)
-    w.open(_loop(i, "0", _bound(spec, "n", "row"), s))
+    w.open(for_loop(i, "0", _bound(spec, "n", "row"), s))
     w.line(f"double *crow = C + {_ix(s, i, '0')};")
     k_lo, k_hi = "0", "n"
     if spec.tile:
         kk = _tile_var(k)
-        w.open(_loop(kk, "0", "n", s, "BK"))
+        w.open(for_loop(kk, "0", "n", s, "BK"))
         w.line(f"{s.index} {k}_end = {kk} + BK < n ? {kk} + BK : n;")
         k_lo, k_hi = kk, f"{k}_end"
     w.open(f"for ({s.index} {k} = {k_lo}; {k} < {k_hi}; {k}++)")
@@ -405,14 +356,14 @@ def _dgemm_intrinsics(spec: KernelSpec, w: _Writer) -> None:
     w.close()
 
 
-def _dgemm_microkernel(spec: KernelSpec, w: _Writer, helpers: list[str]) -> None:
+def _dgemm_microkernel(spec: KernelSpec, w: CWriter, helpers: list[str]) -> None:
     s = spec.style
     mr, nr = spec.regblock
     vt, width, p = _vec(spec)
     nv = nr // width
     kc = "KC" if spec.kc else "n"
     # Helpers: pack B panel-major, pack A, the micro-kernel, and an edge store.
-    h = _Writer(s)
+    h = CWriter(s)
     h.comment("Copy rows k0..k0+kc of B into panels of NR columns (zero-padded past n).", 1)
     h.open("static void pack_b(int n, int k0, int kc, const double *B, double *Bp)")
     h.line("int panels = (n + NR - 1) / NR;")
@@ -521,7 +472,7 @@ def _dgemm_microkernel(spec: KernelSpec, w: _Writer, helpers: list[str]) -> None
 # ---------------------------------------------------------------- DGEMV families
 
 
-def _dgemv(spec: KernelSpec, w: _Writer) -> None:
+def _dgemv(spec: KernelSpec, w: CWriter) -> None:
     s = spec.style
     i, j, _ = s.names
     pragma = _omp_pragma(spec, collapse_ok=False)
@@ -534,7 +485,7 @@ def _dgemv(spec: KernelSpec, w: _Writer) -> None:
         w.open(f"if ({i} + {rows} > n)")
         w.open(f"for ({s.index} rr = {i}; rr < n; rr++)")
         w.line("double t = 0.0;")
-        w.open(_loop(j, "0", "n", s))
+        w.open(for_loop(j, "0", "n", s))
         w.line(f"t += A[{_ix(s, 'rr', j)}] * x[{j}];")
         w.close()
         w.line("y[rr] = t;")
@@ -544,7 +495,7 @@ def _dgemv(spec: KernelSpec, w: _Writer) -> None:
         w.line("double " + ", ".join(f"{s.acc}{r} = 0.0" for r in range(rows)) + ";")
         if spec.simd == "pragma":
             w.line("#pragma omp simd reduction(+:" + ", ".join(f"{s.acc}{r}" for r in range(rows)) + ")")
-        w.open(_loop(j, "0", "n", s))
+        w.open(for_loop(j, "0", "n", s))
         w.line(f"const double xv = x[{j}];")
         for r in range(rows):
             w.line(f"{s.acc}{r} += A[{_ix(s, f'({i} + {r})', j)}] * xv;")
@@ -553,7 +504,7 @@ def _dgemv(spec: KernelSpec, w: _Writer) -> None:
             w.line(f"y[{i} + {r}] = {s.acc}{r};" if r else f"y[{i}] = {s.acc}0;")
         w.close()
         return
-    w.open(_loop(i, "0", n_rows, s))
+    w.open(for_loop(i, "0", n_rows, s))
     w.line(f"const double *a = A + {_ix(s, i, '0')};")
     if spec.family == "intrinsics":
         vt, width, p = _vec(spec)
@@ -588,7 +539,7 @@ def _dgemv(spec: KernelSpec, w: _Writer) -> None:
                 w.line(f"{s.acc} += a[{j}] * x[{j}];")
                 w.close()
         else:
-            w.open(_loop(j, "0", "n", s))
+            w.open(for_loop(j, "0", "n", s))
             xi = f"x[{i}]" if spec.defect == "wrong_index" else f"x[{j}]"
             w.line(f"{s.acc} += a[{j}] * {xi};")
             w.close()
@@ -601,8 +552,13 @@ def _dgemv(spec: KernelSpec, w: _Writer) -> None:
 
 def render(spec: KernelSpec) -> str:
     """The C source of `spec` (a complete translation unit)."""
+    if spec.problem in suite_generator.PROBLEMS:
+        text = suite_generator.render(spec)
+        if spec.defect == "syntax":
+            text = _syntax_slip(text, random.Random(zlib.crc32(text.encode())))
+        return text
     s = spec.style
-    w = _Writer(s)
+    w = CWriter(s)
     helpers: list[str] = []
     defines: list[str] = []
     extra: tuple[str, ...] = ()
@@ -697,7 +653,7 @@ def random_style(rng: random.Random) -> Style:
 def _options(problem: str) -> list[tuple[str, dict]]:
     """(family, fixed parameters) choices, weighted by repetition like a base model's habits."""
     if problem == "dgemv":
-        return [("naive", {})] * 4 + [("rows", {}), ("intrinsics", {})]
+        return [("naive", {})] * 3 + [("rows", {}), ("intrinsics", {})]
     return (
         [("naive", {"order": "ijk"})] * 5
         + [("naive", {"order": "ikj"})] * 3
@@ -709,11 +665,15 @@ def _options(problem: str) -> list[tuple[str, dict]]:
     )
 
 
-def _draw(rng: random.Random, problem: str, family: str, fixed: dict, optimize: bool) -> KernelSpec:
-    """A spec of `family`; `optimize` turns on the optional techniques more often."""
+def _draw(
+    rng: random.Random, problem: str, family: str, fixed: dict, optimize: bool, mode: str | None = None
+) -> KernelSpec:
+    """A spec of `family`; `optimize` turns on the optional techniques more often; `mode` as
+    for `random_spec` (serial: no OpenMP; openmp: OpenMP offered in half of the draws)."""
     p = 0.45 if optimize else 0.12
+    p_omp = 0.0 if mode == "serial" else (0.5 if mode == "openmp" else p)
     kw: dict = dict(fixed)
-    kw["omp"] = rng.choice(["static", "static", "dynamic", "guided", "collapse"]) if rng.random() < p else None
+    kw["omp"] = rng.choice(["static", "static", "dynamic", "guided", "collapse"]) if rng.random() < p_omp else None
     if family in ("naive", "blocked", "transposed"):
         kw["unroll"] = rng.choice([2, 4, 4, 8]) if rng.random() < p else 1
         kw["simd"] = "pragma" if rng.random() < p else None
@@ -733,10 +693,10 @@ def _draw(rng: random.Random, problem: str, family: str, fixed: dict, optimize: 
             else rng.choice([(4, 8), (6, 8), (4, 4)])
         )
         kw["kc"] = rng.choice([None, 128, 256, 384]) if rng.random() < 0.7 else None
-        if rng.random() < 0.6:
+        if mode != "serial" and rng.random() < 0.6:
             kw["omp"] = "static"
     if family == "rows":
-        kw["regblock"] = (rng.choice([2, 4, 4, 8]), 1)
+        kw["regblock"] = (rng.choice([4, 4, 8]), 1)  # four or more accumulators: register blocking
         kw["simd"] = "pragma" if rng.random() < p else None
         family = "naive"
     if family == "naive" and problem == "dgemv":
@@ -753,20 +713,34 @@ def _draw(rng: random.Random, problem: str, family: str, fixed: dict, optimize: 
     return KernelSpec(problem, family, **kw)
 
 
+def serial_safe(spec: KernelSpec) -> bool:
+    """True if `spec` is allowed in the serial execution model: no OpenMP construct at all
+    (`#pragma omp simd` included)."""
+    return not spec.omp and spec.simd != "pragma"
+
+
 def random_spec(
     rng: random.Random,
     problem: str = "dgemm",
     permitted: frozenset[str] | None = None,
     defect_rate: float = 0.18,
     optimize: bool | None = None,
+    mode: str | None = None,
 ) -> KernelSpec:
-    """Draw a spec whose techniques lie in `permitted` (None: anything), possibly defective."""
+    """Draw a spec whose techniques lie in `permitted` (None: anything), possibly defective.
+    `mode` is the prompt's execution model: `serial` draws no OpenMP at all; `openmp` draws
+    it more often than a prompt that does not state a model (None)."""
     optimize = rng.random() < 0.3 if optimize is None else optimize
     style = random_style(rng)
     for _ in range(200):
-        family, fixed = rng.choice(_options(problem))
-        spec = _draw(rng, problem, family, fixed, optimize)
-        if permitted is None or spec.techniques() <= permitted:
+        if problem in suite_generator.PROBLEMS:
+            family = rng.choice(suite_generator.options(problem))
+            omp_rate = 0.0 if mode == "serial" else (0.5 if mode == "openmp" else (0.45 if optimize else 0.12))
+            spec = KernelSpec(problem, **suite_generator.draw(rng, problem, family, optimize, omp_rate))
+        else:
+            family, fixed = rng.choice(_options(problem))
+            spec = _draw(rng, problem, family, fixed, optimize, mode)
+        if (permitted is None or spec.techniques() <= permitted) and (mode != "serial" or serial_safe(spec)):
             break
     else:  # nothing but the plainest code fits
         spec = KernelSpec(problem, "naive")
@@ -776,6 +750,8 @@ def random_spec(
 
 def applicable_defects(spec: KernelSpec) -> list[str]:
     """The defects `render` can apply to this spec (each makes it fail its checks)."""
+    if spec.problem in suite_generator.PROBLEMS:
+        return suite_generator.defects(spec)
     out = ["off_by_one", "syntax"]
     if spec.family == "microkernel" or (
         spec.problem == "dgemm"
@@ -796,6 +772,8 @@ def applicable_defects(spec: KernelSpec) -> list[str]:
 
 def sweep_specs(problem: str = "dgemm") -> list[KernelSpec]:
     """The autotuning space: every family and parameter combination worth timing (default style)."""
+    if problem in suite_generator.PROBLEMS:
+        return [KernelSpec(problem, **kw) for kw in suite_generator.sweep(problem)]
     specs = []
     if problem == "dgemv":
         for omp in (None, "static"):
@@ -803,7 +781,7 @@ def sweep_specs(problem: str = "dgemm") -> list[KernelSpec]:
                 KernelSpec(problem, "naive", omp=omp, unroll=u, simd=sd)
                 for u, sd in ((1, None), (4, None), (1, "pragma"))
             ]
-            specs += [KernelSpec(problem, "naive", omp=omp, regblock=(r, 1)) for r in (2, 4, 8)]
+            specs += [KernelSpec(problem, "naive", omp=omp, regblock=(r, 1)) for r in (4, 8)]
             specs += [KernelSpec(problem, "intrinsics", omp=omp, simd=v) for v in ("avx2", "avx512")]
         return specs
     for omp in (None, "static"):
