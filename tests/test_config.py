@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 
@@ -15,7 +16,7 @@ from tests.conftest import ROOT
 CONFIGS = ROOT / "configs"
 
 
-@pytest.mark.parametrize("name", ["default", "smoke", "paper"])
+@pytest.mark.parametrize("name", ["default", "smoke", "paper", "suite", "suite_smoke"])
 def test_shipped_configs_load_with_the_three_arms(name):
     config = load_config(CONFIGS / f"{name}.yaml")
     assert list(config.experiments) == ["baseline", "grpo", "grpo_sqd"]
@@ -32,6 +33,52 @@ def test_arms_share_settings_and_smoke_inherits_from_default():
     assert s.train.steps == 2 and s.train.learning_rate == grpo.train.learning_rate  # changed / inherited
     assert s.measure.n == 64 and s.measure.threads == grpo.measure.threads
     assert smoke.experiment("grpo_sqd").sqd.steps_per_stage == 1
+
+
+def test_the_suite_config_covers_every_problem_in_both_modes_with_a_speedup_reward():
+    from lab.harness.problems import list_problems
+
+    suite = load_config(CONFIGS / "suite.yaml")
+    for exp in suite.experiments.values():
+        assert {(e.problem, e.mode) for e in exp.suite} == {
+            (p, m) for p in list_problems() for m in ("serial", "openmp")
+        }
+        assert exp.reward.positive == "log_speedup" and exp.measure.threads == 2
+        assert exp.measure.for_mode("serial").threads == 1 and exp.measure.for_mode("openmp").threads == 2
+    # Every arm is the DGEMM config's arm, on the suite.
+    default = load_config(CONFIGS / "default.yaml")
+    assert suite.experiment("grpo").train == dataclasses.replace(default.experiment("grpo").train, steps=20)
+    assert suite.experiment("grpo_sqd").sqd == default.experiment("grpo_sqd").sqd
+
+
+@pytest.mark.parametrize(
+    "suite, extra, expected",
+    [
+        ("[{problem: dot, mode: serial}, {problem: dgemm, mode: serial}]", "", "needs a scale-free reward"),
+        (
+            "[{problem: dot, mode: serial}, {problem: dot, mode: serial}]",
+            "reward: {positive: speedup}\n",
+            "repeated: dot/serial",
+        ),
+        ("[{problem: dot, mode: parallel}]", "", "mode: input should be 'serial' or 'openmp'"),
+        ("[{problem: dot, mode: serial, weight: 0}]", "", "weight: input should be greater than 0"),
+        ("[]", "", "list at least one"),
+    ],
+)
+def test_bad_suites_are_refused_with_one_line(tmp_path, suite, extra, expected):
+    path = write(tmp_path, f"defaults: {CONFIGS / 'default.yaml'}\nsuite: {suite}\n{extra}")
+    with pytest.raises(ConfigError, match=expected) as err:
+        load_config(path)
+    assert "\n" not in str(err.value)
+
+
+def test_a_single_problem_suite_may_keep_the_gflops_reward(tmp_path):
+    path = write(
+        tmp_path,
+        f"defaults: {CONFIGS / 'default.yaml'}\nsuite: [{{problem: dgemm, mode: serial}}, {{problem: dgemm, mode: openmp}}]\n",
+    )
+    exp = load_config(path).experiment("grpo")
+    assert exp.reward.positive == "gflops" and [e.mode for e in exp.entries] == ["serial", "openmp"]
 
 
 def write(tmp_path, text: str, name: str = "c.yaml"):
@@ -146,6 +193,17 @@ def test_run_with_an_unknown_key_exits_2_with_one_line(tmp_path):
     [
         (["--experiment", "nope"], "no experiment 'nope'; this file has: baseline, grpo, grpo_sqd"),
         (["--experiment", "grpo", "--set", "problem=dgemmm"], "unknown problem 'dgemmm'; known: dgemm, dgemv"),
+        (
+            [
+                "--experiment",
+                "grpo",
+                "--set",
+                "suite=[{problem: dott, mode: serial}]",
+                "--set",
+                "reward.positive=speedup",
+            ],
+            "unknown problem 'dott'; known: dgemm, dgemv, dot",
+        ),
     ],
 )
 def test_run_refuses_unknown_experiments_and_problems(argv, expected, capsys):

@@ -127,7 +127,7 @@ def test_schedule_state_restores_stage_history_and_the_random_stream():
     import json
 
     state = json.loads(json.dumps(state))  # what a checkpoint holds
-    archives = {p: TechniqueArchive.from_elites(x.elites()) for p, x in a.archives.items()}
+    archives = {p: TechniqueArchive.from_elites(x.elites(), x.techniques) for p, x in a.archives.items()}
     b = SQDSchedule(["dgemm", "dgemv"], SQDConfig(steps_per_stage=2), seed=0, archives=archives)
     b.load_state_dict(state)
     assert b.stages() == a.stages() == {"dgemm": 2, "dgemv": 2} and b.history() == a.history()
@@ -164,3 +164,61 @@ def test_sqd_config_rejects_nonsense():
         SQDConfig(coverage_to_advance=1.5)
     with pytest.raises(ValueError, match="weights"):
         SQDConfig(empty_weight=0, weak_weight=0, strong_weight=0)
+
+
+def test_each_problem_has_an_archive_and_stages_over_its_own_techniques():
+    from lab.techniques import problem_techniques
+
+    schedule = SQDSchedule(["dgemm", "histogram"], SQDConfig(steps_per_stage=1), seed=1)
+    assert (
+        schedule.archives["histogram"].techniques
+        == problem_techniques("histogram")
+        == (
+            "cache_blocking",
+            "unrolling",
+            "openmp",
+        )
+    )
+    assert schedule.samplers["histogram"].last_stage == 3 and schedule.samplers["dgemm"].last_stage == 7
+    for step in range(1, 10):
+        schedule.end_step(step)
+    rows = [r for r, _ in zip(schedule.rows(), range(40))]
+    assert {r["problem"] for r in rows} == {"dgemm", "histogram"}
+    for r in rows:
+        assert set(r["permitted"]) <= set(problem_techniques(r["problem"]))
+    # The last stage of a 3-technique problem permits all three; coverage counts its 8 cells.
+    assert any(
+        set(r["permitted"]) == {"cache_blocking", "unrolling", "openmp"} for r in rows if r["problem"] == "histogram"
+    )
+    schedule.archives["histogram"].add(S({"unrolling"}), 3.0, "h")
+    assert schedule.archives["histogram"].stats()["coverage"] == 1 / 8
+    with pytest.raises(ValueError, match="outside this archive"):
+        schedule.archives["histogram"].add(S({"packing"}), 1.0, "x")
+
+
+def test_suite_entries_are_drawn_by_weight_and_serial_prompts_never_permit_openmp():
+    entries = [("dot", "serial", 3.0), ("dot", "openmp", 1.0), ("transpose", "serial", 0.0001)]
+    schedule = SQDSchedule(["dot", "transpose"], SQDConfig(steps_per_stage=1), seed=4, entries=entries, threads=2)
+    for step in range(1, 6):
+        schedule.end_step(step)  # the last stage: every subset, OpenMP included, can be drawn
+    rows = [r for r, _ in zip(schedule.rows(), range(400))]
+    modes = [r["mode"] for r in rows]
+    assert 0.65 < modes.count("serial") / len(rows) < 0.85
+    for r in rows:
+        text = r["prompt"][0]["content"]
+        if r["mode"] == "serial":
+            assert "openmp" not in r["permitted"] and "Execution model: serial" in text
+        else:
+            assert "Execution model: OpenMP" in text and "2 OpenMP threads" in text
+    assert any("openmp" in r["permitted"] for r in rows if r["mode"] == "openmp")
+    # The entry stream is part of the state: a restored schedule draws the same rows.
+    import json
+
+    state = json.loads(json.dumps(schedule.state_dict()))
+    twin = SQDSchedule(["dot", "transpose"], SQDConfig(steps_per_stage=1), seed=0, entries=entries, threads=2)
+    twin.archives = schedule.archives
+    twin.load_state_dict(state)
+    for p in twin.samplers:
+        twin.samplers[p].archive = schedule.archives[p]
+    a, b = schedule.rows(), twin.rows()
+    assert [next(a) for _ in range(20)] == [next(b) for _ in range(20)]

@@ -271,3 +271,24 @@ def test_a_run_killed_after_its_last_checkpoint_trains_no_more(tiny_policy, tmp_
         train(dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, learning_rate=1.0)))
     with pytest.raises(ValueError, match="different training config.*differs in: measure.n"):
         train(dataclasses.replace(cfg, measure=dataclasses.replace(cfg.measure, n=64)))
+
+
+def test_suite_rows_are_drawn_by_weight_and_state_their_mode():
+    from lab.config import SuiteEntry
+    from lab.rl.train import suite_rows
+
+    config = ExperimentConfig(
+        suite=[SuiteEntry("dot", "serial", 3.0), SuiteEntry("histogram", "openmp", 1.0)],
+        reward=RewardConfig(positive="log_speedup"),
+        measure=MeasureConfig(threads=2),
+        train=TrainConfig(steps=100, prompts_per_step=4),
+    )
+    rows = suite_rows(config)
+    assert len(rows) == 400 and rows == suite_rows(config)  # seeded
+    serial = [r for r in rows if r["mode"] == "serial"]
+    assert 0.65 < len(serial) / len(rows) < 0.85 and all(r["problem"] == "dot" for r in serial)
+    for r in rows:
+        text = r["prompt"][0]["content"]
+        assert f"{r['problem']}(int n" in text
+        assert ("Execution model: serial" in text) == (r["mode"] == "serial")
+        assert ("2 OpenMP threads" in text) == (r["mode"] == "openmp")

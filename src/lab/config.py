@@ -98,6 +98,13 @@ class MeasureConfig:
     def openmp(self) -> bool:
         return self.mode == "openmp"
 
+    def for_mode(self, mode: str | None) -> MeasureConfig:
+        """These settings for one execution model: serial runs on 1 thread, OpenMP on `threads`
+        (None: as they are)."""
+        if mode is None or mode == self.mode:
+            return self
+        return dataclasses.replace(self, mode=mode, threads=1 if mode == "serial" else self.threads)
+
 
 def _default_penalties() -> dict[str, float]:
     # The paper's tiers: format/library violation, then compile, timeout, crash, wrong answer.
@@ -183,6 +190,15 @@ class EvaluationConfig:
 
 
 @dataclass(frozen=True, config=_STRICT)
+class SuiteEntry:
+    """One (problem, execution model) of a suite, and its share of the training prompts."""
+
+    problem: StrictStr
+    mode: Mode
+    weight: PositiveFloat = 1.0
+
+
+@dataclass(frozen=True, config=_STRICT)
 class ExperimentConfig:
     """One experiment, fully resolved: the policy, how it is measured, trained and evaluated."""
 
@@ -198,12 +214,34 @@ class ExperimentConfig:
     evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     sqd: SQDConfig | None = None  # None: plain prompts (GRPO-only); set: GRPO+SQD
+    # A suite: the (problem, mode) pairs trained on (each GRPO group is one of them, drawn by
+    # weight) and evaluated (every pair). None: `problem` alone, with the problem's own prompt.
+    # Serial entries run on 1 thread; OpenMP entries on measure.threads.
+    suite: list[SuiteEntry] | None = None
 
     def __post_init__(self):
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", self.name) or self.name.startswith("."):
             raise ValueError(f"experiment names are folder names (letters, digits, _ . -), got {self.name!r}")
         if self.kind == "baseline" and self.sqd is not None:
             raise ValueError("sqd needs kind: grpo (a baseline does not train)")
+        if self.suite is not None:
+            if not self.suite:
+                raise ValueError("suite: list at least one {problem, mode} entry, or leave it out")
+            pairs = [(e.problem, e.mode) for e in self.suite]
+            repeated = sorted({f"{p}/{m}" for p, m in pairs if pairs.count((p, m)) > 1})
+            if repeated:
+                raise ValueError(f"suite: each (problem, mode) once; repeated: {', '.join(repeated)}")
+            if len({e.problem for e in self.suite}) > 1 and self.reward.positive == "gflops":
+                raise ValueError(
+                    "a suite of several problems needs a scale-free reward: reward.positive: log_speedup "
+                    "or speedup (GFLOPS of different problems are not comparable)"
+                )
+
+    @property
+    def entries(self) -> list[SuiteEntry]:
+        """The (problem, mode) pairs this experiment trains and evaluates on: the suite, or the one
+        problem in measure.mode."""
+        return list(self.suite) if self.suite is not None else [SuiteEntry(self.problem, self.measure.mode)]
 
     @property
     def out_dir(self) -> Path:

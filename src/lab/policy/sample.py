@@ -106,20 +106,25 @@ def sample_records(
     seed: int = 0,
     max_new_tokens: int = 512,
     policy=None,
+    mode: str | None = None,
+    threads: int = 2,
 ) -> tuple[list[dict], float]:
-    """Sampled completions as score-batch records, and the seconds generation took."""
+    """Sampled completions as score-batch records, and the seconds generation took. `mode`
+    (serial | openmp, with `threads`) states the execution model in the prompt."""
     from lab.policy.prompts import prompt_text
 
     model, tokenizer = policy or load_policy(model_id)
-    prompt = prompt_text(problem, permitted)
+    prompt = prompt_text(problem, permitted, mode, threads)
     start = time.monotonic()
     texts = generate(model, tokenizer, prompt, num, temperature, max_new_tokens, seed)
     seconds = time.monotonic() - start
     perm = sorted(permitted) if permitted is not None else None
     return [
         {
-            "id": f"{problem}-{seed}-{i}",
+            "id": f"{problem}-{mode}-{seed}-{i}" if mode else f"{problem}-{seed}-{i}",
             "problem": problem,
+            "mode": mode,
+            "threads": threads if mode == "openmp" else None,
             "prompt": prompt,
             "permitted": perm,
             "completion": t,

@@ -33,7 +33,6 @@ given. The last batch's results stay on the object for the training log.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -107,7 +106,8 @@ class HarnessReward:
     """The TRL reward function `(completions, **kwargs) -> list[float]` on the measured harness.
 
     `problem` is the default for rows without a `problem` column; `measure` says how each
-    kernel is measured; `archives` (problem -> TechniqueArchive) receive every correct
+    kernel is measured (a row's `mode` column adapts it, MeasureConfig.for_mode); `name`
+    replaces the problem in the name TRL logs; `archives` (problem -> TechniqueArchive) receive every correct
     kernel; `evaluate` replaces the harness (tests). After each call, `last` holds the
     batch's EvalResults and `last_rows`, `last_stages`, `last_permitted`, `last_problems`
     the SQD columns, for the training log; `started`/`finished` time the scoring.
@@ -120,11 +120,13 @@ class HarnessReward:
         measure: MeasureConfig | None = None,
         archives: dict[str, TechniqueArchive] | None = None,
         evaluate: Evaluator = _evaluate,
+        name: str | None = None,
     ):
         self.problem, self.reward = problem, reward or RewardConfig()
         self.measure = measure or MeasureConfig()
         self.archives, self._evaluate = archives, evaluate
-        self.__name__ = f"{problem}_{self.reward.positive}"  # TRL logs each reward function under its name
+        # TRL logs each reward function under its name ("suite_log_speedup" for a suite).
+        self.__name__ = f"{name or problem}_{self.reward.positive}"
         self.last: list[EvalResult] = []
         self.last_permitted: list[str | None] = []  # descriptors of the permitted sets (empty without SQD)
         self.last_rows: list[int] = []
@@ -145,12 +147,12 @@ class HarnessReward:
         (`mode`: serial runs 1 thread; openmp or None, `measure` as given)."""
         n = len(completions)
         problems = list(problem or [self.problem] * n)
-        configs = [self._config(m) for m in (mode or [None] * n)]
+        configs = [self.measure.for_mode(m) for m in (mode or [None] * n)]
         permitted = list(permitted or [None] * n)
         texts = [completion_text(c) for c in completions]
         # The permission check and the archive judge the source the compiler gets (None: format_error).
         sources = [source_or_none(t, load_problem(p).signature) for t, p in zip(texts, problems)]
-        used = [frozenset(detect(src)) if src is not None else None for src in sources]
+        used = [frozenset(detect(src, p)) if src is not None else None for src, p in zip(sources, problems)]
         results: list[EvalResult | None] = [None] * n
         for i in range(n):
             reason = permission_violation(used[i], permitted[i]) if used[i] is not None else None
@@ -165,12 +167,6 @@ class HarnessReward:
             if self.archives is not None and r.status == "ok" and used[i] is not None and problems[i] in self.archives:
                 self.archives[problems[i]].add(used[i], r.gflops, sources[i])
         return results
-
-    def _config(self, mode: str | None) -> MeasureConfig:
-        if mode is None or mode == self.measure.mode:
-            return self.measure
-        threads = 1 if mode == "serial" else self.measure.threads
-        return dataclasses.replace(self.measure, mode=mode, threads=threads)
 
     def __call__(self, completions: list[Any], **kwargs: Any) -> list[float]:
         self.started = time.monotonic()

@@ -2,9 +2,11 @@
 
 This is the lab's reading of the paper's SQD, not a copy of its code:
 
-- techniques T = lab.techniques.TECHNIQUES (7 of them);
+- techniques T = those that apply to the problem (lab.techniques.problem_techniques:
+  all 7 for DGEMM, 3-4 for the other problems); everything below is per problem;
 - a training prompt is (problem, permitted subset P of T), stated in the prompt
-  text (lab.policy.prompts.prompt_text);
+  text (lab.policy.prompts.prompt_text); in a suite, also an execution model (a
+  serial prompt never permits OpenMP);
 - stage s (1-based) permits subsets of size <= s; the last stage permits all of T;
 - each prompt's P is sampled per problem from the current stage, favouring
   subsets whose archive cell is empty or weak;
@@ -32,17 +34,18 @@ from __future__ import annotations
 
 import itertools
 import random
+import warnings
 from collections.abc import Iterable, Iterator, Sequence, Set
 
 import numpy as np
 
 from lab.config import SQDConfig
 from lab.policy.prompts import prompt_text
-from lab.techniques import TECHNIQUES
+from lab.techniques import TECHNIQUES, problem_techniques
 
 
-def _bits(techniques: frozenset[str]) -> list[float]:
-    return [1.0 if t in techniques else 0.0 for t in TECHNIQUES]
+def _bits(techniques: frozenset[str], order: Sequence[str] = TECHNIQUES) -> list[float]:
+    return [1.0 if t in techniques else 0.0 for t in order]
 
 
 def descriptor(techniques: frozenset[str] | Sequence[str]) -> str:
@@ -53,25 +56,39 @@ def descriptor(techniques: frozenset[str] | Sequence[str]) -> str:
 class TechniqueArchive:
     """MAP-Elites archive over technique sets, on pyribs' GridArchive (2 bins per technique).
 
-    pyribs keeps the numeric side (elites, thresholds, coverage, QD score); sources
-    are text, which pyribs' arrays do not hold, so they live in a dict keyed by cell.
+    `techniques` are the archive's measures: those that apply to its problem
+    (lab.techniques.problem_techniques), so coverage counts only the cells the problem
+    can fill. pyribs keeps the numeric side (elites, thresholds, coverage, QD score);
+    sources are text, which pyribs' arrays do not hold, so they live in a dict keyed by cell.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, techniques: Sequence[str] = TECHNIQUES) -> None:
         # Imported here: pyribs loads torch and scikit-learn (about 2 s), which commands that only
         # score kernels (`lab score`) should not pay for.
         from ribs.archives import GridArchive
 
-        self._archive = GridArchive(solution_dim=1, dims=[2] * len(TECHNIQUES), ranges=[(0.0, 1.0)] * len(TECHNIQUES))
+        unknown = set(techniques) - set(TECHNIQUES)
+        if unknown or not techniques:
+            raise ValueError(f"archive techniques must be a non-empty subset of {', '.join(TECHNIQUES)}")
+        self.techniques = tuple(t for t in TECHNIQUES if t in techniques)
+        n = len(self.techniques)
+        self._archive = GridArchive(solution_dim=1, dims=[2] * n, ranges=[(0.0, 1.0)] * n)
         self._sources: dict[int, str] = {}
         self._sets: dict[int, frozenset[str]] = {}
 
     def _index(self, techniques: frozenset[str]) -> int:
-        return int(self._archive.index_of(np.array([_bits(techniques)]))[0])
+        return int(self._archive.index_of(np.array([_bits(techniques, self.techniques)]))[0])
 
     def add(self, techniques: frozenset[str], gflops: float, source: str) -> bool:
-        """Offer a correct kernel; True if it became its cell's elite."""
-        status = self._archive.add(np.array([[0.0]]), np.array([gflops]), np.array([_bits(techniques)]))["status"]
+        """Offer a correct kernel; True if it became its cell's elite. Techniques outside the
+        archive's are refused (ValueError): the caller detects with the problem's techniques."""
+        outside = set(techniques) - set(self.techniques)
+        if outside:
+            raise ValueError(
+                f"{', '.join(sorted(outside))} outside this archive's techniques ({', '.join(self.techniques)})"
+            )
+        bits = np.array([_bits(techniques, self.techniques)])
+        status = self._archive.add(np.array([[0.0]]), np.array([gflops]), bits)["status"]
         improved = int(status[0]) > 0
         if improved:
             idx = self._index(techniques)
@@ -87,7 +104,8 @@ class TechniqueArchive:
             return []
         data = self._archive.data()
         filled = dict(zip(data["index"].tolist(), data["objective"].tolist()))
-        return [filled.get(int(i)) for i in self._archive.index_of(np.array([_bits(t) for t in sets]))]
+        cells = self._archive.index_of(np.array([_bits(t, self.techniques) for t in sets]))
+        return [filled.get(int(i)) for i in cells]
 
     def elite_source(self, techniques: frozenset[str]) -> str | None:
         return self._sources.get(self._index(techniques))
@@ -111,9 +129,17 @@ class TechniqueArchive:
         return sorted(out, key=lambda e: -e["gflops"])
 
     @classmethod
-    def from_elites(cls, elites: list[dict]) -> TechniqueArchive:
-        archive = cls()
+    def from_elites(cls, elites: list[dict], techniques: Sequence[str] = TECHNIQUES) -> TechniqueArchive:
+        """An archive holding `elites` (from `elites()`, e.g. a checkpoint). Elites that use a
+        technique outside `techniques` (saved before the problem's declaration changed) are
+        dropped with a warning: they have no cell here."""
+        archive = cls(techniques)
         for e in elites:
+            if not set(e["techniques"]) <= set(archive.techniques):
+                warnings.warn(
+                    f"archive: dropped the elite {e['descriptor']!r}, outside {archive.techniques}", stacklevel=2
+                )
+                continue
             archive.add(frozenset(e["techniques"]), e["gflops"], e["source"])
         return archive
 
@@ -127,12 +153,13 @@ class TechniqueArchive:
         }
 
 
-def subsets_up_to(size: int) -> list[frozenset[str]]:
-    return [frozenset(c) for k in range(0, size + 1) for c in itertools.combinations(TECHNIQUES, k)]
+def subsets_up_to(size: int, techniques: Sequence[str] = TECHNIQUES) -> list[frozenset[str]]:
+    return [frozenset(c) for k in range(0, size + 1) for c in itertools.combinations(techniques, k)]
 
 
 class StagedSampler:
-    """Which permitted sets the prompts of the current stage state, and when the stage advances."""
+    """Which permitted sets the prompts of the current stage state, and when the stage advances.
+    The sets are subsets of the archive's techniques (those of its problem)."""
 
     def __init__(self, config: SQDConfig, archive: TechniqueArchive, seed: int = 0):
         self.config, self.archive, self.rng = config, archive, random.Random(seed)
@@ -141,20 +168,22 @@ class StagedSampler:
 
     @property
     def last_stage(self) -> int:
-        return len(TECHNIQUES)
+        return len(self.archive.techniques)
 
     def permitted_sets(self) -> list[frozenset[str]]:
         """Subsets of size <= stage (the last stage permits every subset, all of T included)."""
-        return subsets_up_to(self.stage)
+        return subsets_up_to(self.stage, self.archive.techniques)
 
     def _weight(self, best: float | None, median: float | None) -> float:
         if best is None:
             return self.config.empty_weight
         return self.config.weak_weight if median is not None and best < median else self.config.strong_weight
 
-    def sample(self, k: int = 1) -> list[frozenset[str]]:
-        """k permitted sets for this step's prompts, favouring empty or weak cells."""
-        options = self.permitted_sets()
+    def sample(self, k: int = 1, exclude: Set[str] = frozenset()) -> list[frozenset[str]]:
+        """k permitted sets for this step's prompts, favouring empty or weak cells; sets that use
+        a technique in `exclude` (OpenMP for a serial prompt) are left out before weighting, so
+        a prompt is steered only towards cells it can fill."""
+        options = [o for o in self.permitted_sets() if not o & exclude]
         bests = self.archive.best_of(options)
         filled = [b for b in bests if b is not None]
         median = float(np.median(filled)) if filled else None
@@ -207,31 +236,52 @@ class SQDSchedule:
         config: SQDConfig | None = None,
         seed: int = 0,
         archives: dict[str, TechniqueArchive] | None = None,
+        entries: Sequence[tuple[str, str, float]] | None = None,
+        threads: int = 2,
     ):
+        """`entries` (problem, mode, weight), a suite: each row is one of them, drawn by weight,
+        and its prompt states the mode (`threads` for OpenMP; serial prompts never permit
+        OpenMP). None: the problems in turn, with their own prompts (no mode, no mode column)."""
         if not problems:
             raise ValueError("SQD needs at least one problem")
         self.problems, self.config = list(problems), config or SQDConfig()
-        self.archives = archives if archives is not None else {p: TechniqueArchive() for p in self.problems}
+        self.entries = list(entries) if entries is not None else None
+        if self.entries is not None and {p for p, _, _ in self.entries} - set(self.problems):
+            raise ValueError("every suite entry's problem must be one of the schedule's problems")
+        self.threads = threads
+        self.archives = (
+            archives if archives is not None else {p: TechniqueArchive(problem_techniques(p)) for p in self.problems}
+        )
         self.samplers = {
             p: StagedSampler(self.config, self.archives[p], seed=seed * 1009 + i) for i, p in enumerate(self.problems)
         }
+        self.entry_rng = random.Random(seed * 7919 + 17)  # which suite entry each row is
         self.next_row = 0
         self.pending: list[dict] = []  # drawn, not yet trained on
 
+    def _entry(self) -> tuple[str, str | None]:
+        if self.entries is None:
+            return self.problems[self.next_row % len(self.problems)], None
+        problem, mode, _ = self.entry_rng.choices(self.entries, weights=[w for _, _, w in self.entries])[0]
+        return problem, mode
+
     def rows(self) -> Iterator[dict]:
-        """Training rows: id, the prompt (stating its permitted set), problem, the set, and stage."""
+        """Training rows: id, the prompt (stating its permitted set), problem, the set, stage, and
+        (for a suite) the execution model."""
         yield from list(self.pending)
         while True:
-            problem = self.problems[self.next_row % len(self.problems)]
+            problem, mode = self._entry()
             sampler = self.samplers[problem]
-            permitted = sampler.sample(1)[0]
+            permitted = sampler.sample(1, exclude={"openmp"} if mode == "serial" else frozenset())[0]
             row = {
                 "row": self.next_row,
-                "prompt": [{"role": "user", "content": prompt_text(problem, permitted)}],
+                "prompt": [{"role": "user", "content": prompt_text(problem, permitted, mode, self.threads)}],
                 "problem": problem,
                 "permitted": [t for t in TECHNIQUES if t in permitted],
                 "stage": sampler.stage,
             }
+            if self.entries is not None:
+                row["mode"] = mode
             self.next_row += 1
             self.pending.append(row)
             yield row
@@ -266,6 +316,7 @@ class SQDSchedule:
             },
             "next_row": self.next_row,
             "pending": self.pending,
+            "entry_rng": _rng_state(self.entry_rng),
         }
 
     def load_state_dict(self, state: dict) -> None:
@@ -276,6 +327,9 @@ class SQDSchedule:
             version, internal, gauss = saved["rng"]
             sampler.rng.setstate((version, tuple(internal), gauss))
         self.next_row, self.pending = state["next_row"], list(state["pending"])
+        if "entry_rng" in state:
+            version, internal, gauss = state["entry_rng"]
+            self.entry_rng.setstate((version, tuple(internal), gauss))
 
 
 def permission_violation(used: Set[str], permitted: Iterable[str] | None) -> str | None:

@@ -13,7 +13,11 @@ rewards have zero spread) plus what the harness saw (status counts, mean and bes
 GFLOPS of ok completions) and the step's time split into generation, reward
 scoring and update.
 
-With `sqd` set (lab.config.SQDConfig), the prompts come from an SQD schedule instead
+With `suite` set, the training prompts are (problem, mode) pairs drawn by the suite's
+weights (`suite_rows`), each stating its execution model; TRL repeats each prompt
+`group_size` times, so a GRPO group is one (problem, mode, prompt), and the reward
+measures each row in its own mode (lab.rl.reward.HarnessReward, `problem` and `mode`
+columns). With `sqd` set (lab.config.SQDConfig), the prompts come from an SQD schedule instead
 of the plain problem prompt: a live stream (a datasets.IterableDataset over
 SQDSchedule.rows) whose permitted sets follow the current stage and archive, and
 each row's permitted set goes to the reward, which scores code using anything
@@ -35,6 +39,7 @@ guarded, so the CPU path never imports them.
 
 from __future__ import annotations
 
+import random
 import time
 from collections import Counter
 from collections.abc import Set
@@ -45,6 +50,7 @@ from lab.files import JsonlAppender, read_json, read_jsonl, write_json, write_js
 from lab.policy.prompts import prompt_text
 from lab.rl.reward import HarnessReward
 from lab.rl.sqd import SQDSchedule, TechniqueArchive
+from lab.techniques import problem_techniques
 
 ARCHIVE_STATE = "archive_state.json"  # in each checkpoint folder, beside the Trainer's own files
 
@@ -80,6 +86,7 @@ def _step_callback(reward_fn: HarnessReward, log_path: Path | None, schedule: SQ
                 return
             results = reward_fn.last
             ok = [r.gflops for r in results if r.status == "ok"]
+            speedups = [r.speedup for r in results if r.status == "ok" and r.speedup is not None]
             scored_now = self.t_begin <= reward_fn.started <= self.t_end
             record = {
                 "step": state.global_step,
@@ -87,6 +94,9 @@ def _step_callback(reward_fn: HarnessReward, log_path: Path | None, schedule: SQ
                 "status_counts": dict(Counter(r.status for r in results)),
                 "mean_gflops_ok": sum(ok) / len(ok) if ok else None,
                 "best_gflops_ok": max(ok) if ok else None,
+                # Rates of different problems do not mix; speedups over each problem's baseline do.
+                "mean_speedup_ok": sum(speedups) / len(speedups) if speedups else None,
+                "best_speedup_ok": max(speedups) if speedups else None,
                 "step_s": self.t_end - self.t_begin,
                 "generation_s": (reward_fn.started - self.t_begin) if scored_now else None,
                 "reward_s": reward_fn.seconds if scored_now else 0.0,
@@ -118,11 +128,31 @@ def _archive_state(archives: dict[str, TechniqueArchive], schedule: SQDSchedule 
     }
 
 
+def suite_rows(config: ExperimentConfig) -> list[dict]:
+    """The training prompts of a suite without SQD: one row per prompt of the run, each a
+    (problem, mode) drawn by the entries' weights (seeded), its prompt stating the mode."""
+    rng = random.Random(config.seed * 7919 + 17)
+    entries = config.entries
+    picks = rng.choices(
+        entries, weights=[e.weight for e in entries], k=config.train.steps * config.train.prompts_per_step
+    )
+    return [
+        {
+            "prompt": [{"role": "user", "content": prompt_text(e.problem, None, e.mode, config.measure.threads)}],
+            "problem": e.problem,
+            "mode": e.mode,
+        }
+        for e in picks
+    ]
+
+
 def _dataset(config: ExperimentConfig, schedule: SQDSchedule | None):
     from datasets import Dataset, IterableDataset
 
     if schedule is not None:
         return IterableDataset.from_generator(schedule.rows)
+    if config.suite is not None:
+        return Dataset.from_list(suite_rows(config))
     prompt = [{"role": "user", "content": prompt_text(config.problem)}]
     rows = config.train.steps * config.train.prompts_per_step
     return Dataset.from_dict({"prompt": [prompt] * rows, "problem": [config.problem] * rows})
@@ -178,13 +208,22 @@ def build_trainer(
         raise RuntimeError("use_vllm and use_unsloth need a CUDA GPU; leave them off on CPU")
     model, tokenizer = _load_model(config)
     saved = archive_state or {}
-    archives = {config.problem: TechniqueArchive.from_elites((saved.get("archives") or {}).get(config.problem, []))}
+    problems = list(dict.fromkeys(e.problem for e in config.entries))
+    archives = {
+        p: TechniqueArchive.from_elites((saved.get("archives") or {}).get(p, []), problem_techniques(p))
+        for p in problems
+    }
     schedule = None
     if config.sqd is not None:
-        schedule = SQDSchedule([config.problem], config.sqd, seed=config.seed, archives=archives)
+        entries = [(e.problem, e.mode, e.weight) for e in config.suite] if config.suite is not None else None
+        schedule = SQDSchedule(
+            problems, config.sqd, seed=config.seed, archives=archives, entries=entries, threads=config.measure.threads
+        )
         if saved.get("sqd"):
             schedule.load_state_dict(saved["sqd"])
-    reward_fn = HarnessReward(config.problem, config.reward, config.measure, archives=archives)
+    reward_fn = HarnessReward(
+        config.problem, config.reward, config.measure, archives=archives, name="suite" if config.suite else None
+    )
     args = GRPOConfig(
         output_dir=str(output_dir),
         max_steps=t.steps,
