@@ -4,6 +4,7 @@
 SHELL := /bin/bash
 PYTHON ?= python3
 CONFIG ?= configs/default.yaml
+SUITE_CONFIG ?= configs/suite.yaml
 PORT ?= 8888
 VENV := .venv
 BIN := $(VENV)/bin
@@ -21,6 +22,7 @@ SEED_MODEL := models/seed-policy
 SMOKE_MODEL := models/seed-policy-smoke
 PAPERMILL := $(BIN)/papermill --cwd . --log-output --no-progress-bar --request-save-on-cell-execute
 NOTEBOOKS := 01_baseline 02_grpo 03_grpo_sqd 04_figures
+SUITE_NOTEBOOK := 05_suite
 # Executed notebooks are a record of the run, not results: they change on every run.
 EXECUTED := runs/notebooks
 # FRESH=1 measures everything again instead of reusing finished results of the same config.
@@ -64,14 +66,17 @@ reproduce: $(if $(FRESH),fresh) seed-model $(RESULT_FILES) experiments
 fresh: $(STAMP)
 	rm -f $(RESULT_FILES) results/examples/*.json
 	$(BIN)/python -c "from lab import paths; from lab.config import load_config; \
-	  [print(e.out_dir / 'metrics.json', e.run_dir) for e in load_config('$(CONFIG)').experiments.values()]; \
+	  [print(e.out_dir / 'metrics.json', e.run_dir) for c in ('$(CONFIG)', '$(SUITE_CONFIG)') \
+	   for e in load_config(c).experiments.values()]; \
 	  print(paths.cache_dir() / 'evals')" | xargs rm -rf
 
-# Baseline -> GRPO -> GRPO+SQD -> figures, each notebook run by papermill with the config's path.
+# Baseline -> GRPO -> GRPO+SQD -> figures on DGEMM, each notebook run by papermill with the
+# config's path; then the same three arms on the problem suite (SUITE_CONFIG).
 experiments: $(SEED_MODEL)/config.json
 	@mkdir -p $(EXECUTED)
 	@for nb in $(NOTEBOOKS); do \
 	  $(PAPERMILL) notebooks/$$nb.ipynb $(EXECUTED)/$$nb.ipynb -p config $(CONFIG) || exit 1; done
+	$(PAPERMILL) notebooks/$(SUITE_NOTEBOOK).ipynb $(EXECUTED)/$(SUITE_NOTEBOOK).ipynb -p config $(SUITE_CONFIG)
 
 # Redraw every figure from results JSON alone.
 figures: $(STAMP)
@@ -87,6 +92,7 @@ smoke: $(SMOKE_MODEL)/config.json
 	@rm -rf runs/smoke && mkdir -p runs/smoke/notebooks
 	@for nb in $(NOTEBOOKS); do \
 	  $(PAPERMILL) notebooks/$$nb.ipynb runs/smoke/notebooks/$$nb.ipynb -p config configs/smoke.yaml || exit 1; done
+	$(PAPERMILL) notebooks/$(SUITE_NOTEBOOK).ipynb runs/smoke/notebooks/$(SUITE_NOTEBOOK).ipynb -p config configs/suite_smoke.yaml
 
 $(SMOKE_MODEL)/config.json: | $(STAMP)
 	$(BIN)/lab seed-model --preset smoke --out $(SMOKE_MODEL)

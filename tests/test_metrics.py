@@ -96,3 +96,42 @@ def test_efficiency_is_speedup_per_thread():
     assert m["efficiency_n_at_k"]["1"] == pytest.approx((2.0 + 0.5 + 0.0) / 3)
     assert m["efficiency_n_at_k_ok"]["1"] == pytest.approx(1.25)
     assert m["speedup_n_at_k"]["2"] == pytest.approx(brute_speedup([4.0, 1.0, 0.0], 2))
+
+
+def test_suite_difference_intervals_and_verdicts():
+    import numpy as np
+
+    from lab.analysis.suite import difference_ci, verdict
+
+    rng = np.random.default_rng(0)
+    base = rng.normal(1.0, 0.2, 32)
+    diff, lo, hi = difference_ci(base + 1.0, base)
+    assert lo < diff < hi and lo > 0.8 and verdict(lo, hi) == "better"
+    diff, lo, hi = difference_ci(base, base + 1.0)
+    assert verdict(lo, hi) == "worse"
+    diff, lo, hi = difference_ci(rng.normal(1.0, 0.5, 16), rng.normal(1.0, 0.5, 16))
+    assert lo < 0 < hi and verdict(lo, hi) == "no clear difference"
+    assert difference_ci(np.zeros(8), np.zeros(8)) == (0.0, 0.0, 0.0)  # no spread: the point, no interval
+
+
+def test_mode_means_average_the_problems_of_each_mode():
+    from lab.analysis.experiments import mode_means
+
+    rows = [
+        {"mode": "serial", "pass_at_1": 0.5, "expected_speedup": 2.0, "speedup_n_at_k": {"1": 2.0, "5": 4.0},
+         "pass_at_k": {"1": 0.5}, "efficiency_n_at_k": {"1": 2.0}},
+        {"mode": "serial", "pass_at_1": 1.0, "expected_speedup": 4.0, "speedup_n_at_k": {"1": 4.0},
+         "pass_at_k": {"1": 1.0}, "efficiency_n_at_k": {"1": 4.0}},
+        {"mode": "openmp", "pass_at_1": 0.25, "expected_speedup": 3.0, "speedup_n_at_k": {"1": 3.0},
+         "pass_at_k": {"1": 0.25}, "efficiency_n_at_k": {"1": 1.5}},
+    ]  # fmt: skip
+    means = mode_means(rows)
+    assert means["serial"] == {
+        "problems": 2,
+        "pass_at_1": 0.75,
+        "expected_speedup": 3.0,
+        "pass_at_k": {"1": 0.75},
+        "speedup_n_at_k": {"1": 3.0},  # k = 5 is missing from one row: left out
+        "efficiency_n_at_k": {"1": 3.0},
+    }
+    assert means["openmp"]["problems"] == 1 and means["openmp"]["efficiency_n_at_k"] == {"1": 1.5}

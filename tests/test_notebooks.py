@@ -16,6 +16,7 @@ from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
 NOTEBOOKS = ["01_baseline", "02_grpo", "03_grpo_sqd", "04_figures"]
+SUITE_NOTEBOOK = "05_suite"
 
 
 @pytest.fixture(scope="module")
@@ -31,15 +32,65 @@ def smoke(tmp_path_factory, smoke_policy):
     return base, config
 
 
-@pytest.mark.parametrize("name", NOTEBOOKS)
+@pytest.fixture(scope="module")
+def suite_smoke(tmp_path_factory, smoke_policy):
+    """configs/suite_smoke.yaml with this session's smoke policy and private output folders."""
+    base = tmp_path_factory.mktemp("suite")
+    config = base / "suite_smoke.yaml"
+    config.write_text(
+        f"defaults: {ROOT / 'configs' / 'suite_smoke.yaml'}\nmodel: {smoke_policy}\n"
+        f"results_dir: {base / 'results'}\nruns_dir: {base / 'runs'}\n"
+        f"figures_dir: {base / 'results' / 'figures'}\n"
+    )
+    return base, config
+
+
+@pytest.mark.parametrize("name", [*NOTEBOOKS, SUITE_NOTEBOOK])
 def test_parameter_cells_hold_only_the_config_path_and_experiment(name):
     nb = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
     assert nb.metadata.kernelspec.name == "perfrl-lab"
     params = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
     assert len(params) == 1
     assigned = set(re.findall(r"^(\w+)\s*=", params[0].source, re.M))
-    assert assigned == ({"config"} if name == "04_figures" else {"config", "experiment"})
-    assert "configs/default.yaml" in params[0].source
+    assert assigned == ({"config"} if name in ("04_figures", SUITE_NOTEBOOK) else {"config", "experiment"})
+    assert ("configs/suite.yaml" if name == SUITE_NOTEBOOK else "configs/default.yaml") in params[0].source
+
+
+def test_suite_notebook_runs_with_the_suite_smoke_config(suite_smoke, caplog):
+    """Every arm on every entry of the smoke suite, the summary with its verdicts, the figures."""
+    base, config = suite_smoke
+    pm.execute_notebook(
+        str(ROOT / "notebooks" / f"{SUITE_NOTEBOOK}.ipynb"),
+        str(base / f"{SUITE_NOTEBOOK}.ipynb"),
+        parameters={"config": str(config)},
+        cwd=str(ROOT),
+        progress_bar=False,
+    )
+    assert "Passed unknown parameter" not in caplog.text
+    results = base / "results"
+    entries = [("dgemm", "serial"), ("dot", "openmp"), ("histogram", "serial")]
+    for arm in ("baseline", "grpo", "grpo_sqd"):
+        metrics = json.loads((results / arm / "metrics.json").read_text())
+        assert metrics["complete"] and [(r["problem"], r["mode"]) for r in metrics["rows"]] == entries
+        for row in metrics["rows"]:
+            assert row["n_samples"] == 4 and row["threads"] == (1 if row["mode"] == "serial" else 2)
+            assert {"pass_at_1", "pass_at_k", "expected_speedup", "speedup_n_at_k", "efficiency_n_at_k"} <= set(row)
+        assert set(metrics["by_mode"]) == {"serial", "openmp"}
+        samples = [json.loads(line) for line in (results / arm / "samples.jsonl").read_text().splitlines()]
+        assert len(samples) == 12 and {(s["problem"], s["mode"]) for s in samples} == set(entries)
+        assert all("Execution model: " in s["prompt"] for s in samples)
+    log = [json.loads(line) for line in (results / "grpo" / "train_log.jsonl").read_text().splitlines()]
+    assert len(log) == 2
+    sqd = json.loads((results / "grpo_sqd" / "metrics.json").read_text())
+    assert set(sqd["archive"]) == {"dgemm", "dot", "histogram"}  # one archive per problem
+    summary = json.loads((results / "metrics.json").read_text())
+    assert summary["base"] == "baseline" and len(summary["rows"]) == 9
+    assert {e["verdict"] for arm in ("grpo", "grpo_sqd") for e in summary["versus_base"][arm]} <= {
+        "better",
+        "worse",
+        "no clear difference",
+    }
+    assert {"suite_heatmap.png", "suite_modes.png"} <= {p.name for p in (results / "figures").glob("*.png")}
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)

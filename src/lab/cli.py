@@ -97,14 +97,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     from lab.analysis.experiments import open_experiment, run_experiment
 
     cfg = open_experiment(args.config, args.experiment, args.set)
-    _problem(cfg.problem)
+    for entry in cfg.entries:
+        _problem(entry.problem)
     if args.dry_run:
         print(yaml.safe_dump(cfg.to_dict(), sort_keys=False), end="")
         return 0
     metrics = run_experiment(cfg, overwrite=args.overwrite)
-    shown = {
-        k: metrics.get(k) for k in ("n_samples", "pass_at_1", "median_gflops_ok", "best_gflops", "expected_speedup")
-    }
+    if cfg.suite is not None:  # a suite: the means per execution model
+        shown = {m: {k: v[k] for k in ("pass_at_1", "expected_speedup")} for m, v in metrics["by_mode"].items()}
+    else:
+        shown = {
+            k: metrics.get(k) for k in ("n_samples", "pass_at_1", "median_gflops_ok", "best_gflops", "expected_speedup")
+        }
     print(f"{cfg.name}: {json.dumps(shown)} -> {cfg.out_dir}/")
     return 0
 
@@ -135,8 +139,21 @@ def _read_jsonl(path: str) -> list[dict]:
 def cmd_score_batch(args: argparse.Namespace) -> int:
     records = _read_jsonl(args.input)
     problems = [_problem(rec.get("problem") or args.problem) for rec in records]
+    # A record's own mode (`lab sample --mode`) wins over --mode: serial runs on 1 thread, openmp on
+    # the record's thread count (--threads, else 2).
+    modes = [_mode(rec.get("mode")) for rec in records]
+    threads = {rec.get("threads") for rec, m in zip(records, modes) if m == "openmp"} - {None}
+    if len(threads) > 1:
+        raise UsageError(
+            f"{args.input}: openmp records state different thread counts {sorted(threads)}; score them apart"
+        )
+    if "openmp" in modes and args.mode == "serial":
+        args.mode = "openmp"  # the scorer's base setting; records without a mode still get serial
+        modes = ["serial" if m is None else m for m in modes]
+    if "openmp" in modes and args.threads is None:
+        args.threads = threads.pop() if threads else 2
     scorer = _scorer(args, _problem(args.problem))
-    results = _scored(scorer.results([rec["completion"] for rec in records], problems), scorer)
+    results = _scored(scorer.results([rec["completion"] for rec in records], problems, mode=modes), scorer)
     write_jsonl(args.out, ({"id": rec["id"], **res} for rec, res in zip(records, results)))
     counts: dict[str, int] = {}
     for res in results:
@@ -196,6 +213,12 @@ def _permit(value: str | None) -> frozenset[str] | None:
     return names
 
 
+def _mode(value) -> str | None:
+    if value is not None and value not in MODES:
+        raise UsageError(f"unknown mode {value!r}; known: {', '.join(MODES)}")
+    return value
+
+
 def cmd_sample(args: argparse.Namespace) -> int:
     from lab.policy.sample import ModelNotFound, sample_records
 
@@ -204,8 +227,18 @@ def cmd_sample(args: argparse.Namespace) -> int:
         raise UsageError("--num must be positive")
     try:
         records, seconds = sample_records(
-            args.model, problem, args.num, _permit(args.permit), args.temperature, args.seed, args.max_new_tokens
+            args.model,
+            problem,
+            args.num,
+            _permit(args.permit),
+            args.temperature,
+            args.seed,
+            args.max_new_tokens,
+            mode=args.mode,
+            threads=args.threads,
         )
+    except ValueError as err:  # a technique that does not apply to the problem or mode
+        raise UsageError(str(err)) from None
     except ModelNotFound as err:
         raise UsageError(str(err)) from None
     write_jsonl(args.out, records)
@@ -269,6 +302,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from lab.analysis.plots import comparison
 
     config = load_config(Path(args.config).resolve(), args.set)
+    if any(e.suite is not None for e in config.experiments.values()):
+        raise UsageError(f"{args.config}: lab compare compares single-problem arms; this config trains on a suite")
     os.chdir(project_dir(args.config))
     try:
         plan = plan_comparison(config, args.seeds, results_dir=args.results_dir, runs_dir=args.runs_dir)
@@ -288,6 +323,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_problems(args: argparse.Namespace) -> int:
+    from lab.techniques import problem_techniques
+
     problems = [load_problem(name) for name in list_problems()]
     if args.json:
         rows = [
@@ -298,6 +335,7 @@ def cmd_problems(args: argparse.Namespace) -> int:
                 "n": p.default_n,
                 "odd_n": p.odd_n,
                 "unit": p.unit,
+                "techniques": list(problem_techniques(p.name)),
             }
             for p in problems
         ]
@@ -305,6 +343,7 @@ def cmd_problems(args: argparse.Namespace) -> int:
         return 0
     for p in problems:
         print(f"{p.name:10s} {' '.join(MODES):14s} {p.signature}   (n={p.default_n}, odd n={p.odd_n}, {p.unit})")
+        print(f"{'':10s} techniques: {', '.join(problem_techniques(p.name))}")
     return 0
 
 
@@ -392,6 +431,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--temperature", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-new-tokens", type=int, default=512)
+    p.add_argument(
+        "--mode",
+        choices=MODES,
+        default=None,
+        help="state this execution model in the prompt (default: the problem's own prompt, no model stated)",
+    )
+    p.add_argument("--threads", type=int, default=2, help="the thread count an openmp prompt states")
     p.add_argument("--out", required=True)
 
     p = command("seed-report", "sample and score the seed policy (results/seed_policy.json)", cmd_seed_report)

@@ -18,6 +18,12 @@ reward (lab.rl.reward, the one place that does), and write `<results_dir>/<name>
   machine fingerprint, sandbox isolation) and "complete": true — written last, so a run
   is finished exactly when it exists.
 
+A suite experiment (`suite` set) is evaluated the same way on every (problem, mode)
+entry, with the prompt stating the mode and the kernel measured in it (serial on 1
+thread): samples.jsonl holds them all, each with its problem and mode, and metrics.json
+one row per entry (`rows`) and the means over the problems of each mode (`by_mode`);
+lab.analysis.suite puts the arms side by side.
+
 Every file is written atomically (lab.files). A finished experiment is reused when its
 config.json holds the same resolved config and the same code fingerprint (the lab
 package and the C harness; not the git commit, which changes when results are
@@ -30,13 +36,16 @@ from __future__ import annotations
 
 import os
 import shutil
+import statistics
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 from lab import paths
 from lab.analysis.metrics import summarize
 from lab.config import ExperimentConfig, LabConfig, load_config
 from lab.files import read_json, read_jsonl, tree_hash, write_json, write_jsonl
+from lab.harness.calibrate import BLAS_PROBLEMS
 from lab.harness.evaluate import evaluate_batch
 from lab.harness.extract import source_or_none
 from lab.harness.machine import machine_fingerprint, machine_summary, openblas_gflops
@@ -132,49 +141,113 @@ def _start(cfg: ExperimentConfig) -> None:
 
 
 def evaluate_policy(cfg: ExperimentConfig, model: str) -> dict:
-    """The evaluation protocol on `model`: samples.jsonl, then metrics.json (written last)."""
-    problem = load_problem(cfg.problem)
-    ev = cfg.evaluation
-    records, sample_s = sample_records(
-        model, cfg.problem, ev.samples, None, ev.temperature, cfg.seed, ev.max_new_tokens, policy=load_policy(model)
+    """The evaluation protocol on `model`: samples.jsonl, then metrics.json (written last).
+    A suite is evaluated on every (problem, mode) entry, each with its own prompt and
+    measurement; metrics.json then holds one row per entry and the means per mode."""
+    policy = load_policy(model)
+    samples: list[dict] = []
+    rows = []
+    for entry in cfg.entries:
+        row, entry_samples = _evaluate_entry(cfg, model, policy, entry.problem, entry.mode)
+        rows.append(row)
+        samples += entry_samples
+    write_jsonl(cfg.out_dir / "samples.jsonl", samples)
+    metrics = {"experiment": cfg.name, "model": model}
+    if cfg.suite is None:
+        metrics.update({k: v for k, v in rows[0].items() if k not in ("mode", "threads")})
+    else:
+        metrics.update(
+            {"suite": [f"{e.problem}/{e.mode}" for e in cfg.suite], "rows": rows, "by_mode": mode_means(rows)}
+        )
+    metrics.update(
+        {
+            "host": sorted({r["host"] for r in samples if r.get("host")}),
+            "machine": machine_fingerprint(),
+            "isolation": sorted({r["isolation"] for r in samples if r.get("isolation")}),
+        }
     )
-    results = evaluate_batch([r["completion"] for r in records], cfg.problem, cfg.measure)
-    techniques = [_techniques(r["completion"], problem.signature) for r in records]
-    write_jsonl(
-        cfg.out_dir / "samples.jsonl",
-        (
-            {**rec, **res.to_dict(), "reward": reward_from_result(res, cfg.reward), "techniques": used}
-            for rec, res, used in zip(records, results, techniques)
-        ),
-    )
-    blas = openblas_gflops(cfg.problem, cfg.measure.n or problem.default_n, cfg.measure.threads)
-    ok_sets = {tuple(used) for res, used in zip(results, techniques) if res.status == "ok"}
-    metrics = {
-        "experiment": cfg.name,
-        "model": model,
-        "problem": cfg.problem,
-        **summarize(results, blas),
-        "distinct_technique_sets_ok": len(ok_sets),
-        "sample_s": round(sample_s, 2),
-        "host": sorted({r.host for r in results if r.host}),
-        "machine": machine_fingerprint(),
-        "isolation": sorted({r.isolation for r in results if r.isolation}),
-    }
     archive_path = cfg.out_dir / "archive.json"
     if archive_path.exists():
-        summary = read_json(archive_path)[cfg.problem]
-        metrics["archive"] = {k: v for k, v in summary.items() if k != "elites"}
+        summaries = read_json(archive_path)
+        archive = {p: {k: v for k, v in a.items() if k != "elites"} for p, a in summaries.items()}
+        metrics["archive"] = archive[cfg.problem] if cfg.suite is None else archive
     metrics["complete"] = True
     write_json(cfg.out_dir / "metrics.json", metrics)
     return metrics
 
 
-def _techniques(completion: str, signature: str) -> list[str] | None:
-    """Techniques detected in the completion's kernel (registry order), None if none extracts."""
+def _evaluate_entry(cfg: ExperimentConfig, model: str, policy, problem_name: str, mode: str) -> tuple[dict, list[dict]]:
+    """Sample and score one (problem, mode): its metrics row and its sample records. A
+    single-problem experiment keeps the problem's own prompt (no mode stated)."""
+    problem = load_problem(problem_name)
+    ev = cfg.evaluation
+    measure = cfg.measure.for_mode(mode)
+    records, sample_s = sample_records(
+        model,
+        problem_name,
+        ev.samples,
+        None,
+        ev.temperature,
+        cfg.seed,
+        ev.max_new_tokens,
+        policy=policy,
+        mode=mode if cfg.suite is not None else None,
+        threads=cfg.measure.threads,
+    )
+    results = evaluate_batch([r["completion"] for r in records], problem_name, measure)
+    techniques = [_techniques(r["completion"], problem.signature, problem_name) for r in records]
+    samples = [
+        {**rec, **res.to_dict(), "reward": reward_from_result(res, cfg.reward), "techniques": used}
+        for rec, res, used in zip(records, results, techniques)
+    ]
+    blas = (
+        openblas_gflops(problem_name, measure.n or problem.default_n, measure.threads)
+        if problem_name in BLAS_PROBLEMS
+        else None
+    )
+    ok_sets = Counter("+".join(used) or "none" for res, used in zip(results, techniques) if res.status == "ok")
+    row = {
+        "problem": problem_name,
+        "mode": measure.mode,
+        "threads": measure.threads,
+        "unit": problem.unit,
+        **summarize(results, blas),
+        "distinct_technique_sets_ok": len(ok_sets),
+        "technique_sets_ok": dict(ok_sets.most_common()),
+        "sample_s": round(sample_s, 2),
+    }
+    return row, samples
+
+
+#: Metrics averaged over the problems of a mode (suite-level figures).
+_MODE_MEANS = ("pass_at_1", "expected_speedup")
+_MODE_MEANS_BY_K = ("pass_at_k", "speedup_n_at_k", "efficiency_n_at_k")
+
+
+def mode_means(rows: list[dict]) -> dict[str, dict]:
+    """Per execution model: the mean over its problems of pass@1, expected speedup and the
+    @k metrics (k present in every row), and how many problems it averages."""
+    out = {}
+    for mode in dict.fromkeys(r["mode"] for r in rows):
+        group = [r for r in rows if r["mode"] == mode]
+        means: dict = {"problems": len(group)}
+        for key in _MODE_MEANS:
+            values = [r[key] for r in group if r.get(key) is not None]
+            means[key] = statistics.fmean(values) if values else None
+        for key in _MODE_MEANS_BY_K:
+            ks = set.intersection(*(set(r.get(key) or {}) for r in group))
+            means[key] = {k: statistics.fmean(r[key][k] for r in group) for k in sorted(ks, key=int)}
+        out[mode] = means
+    return out
+
+
+def _techniques(completion: str, signature: str, problem: str) -> list[str] | None:
+    """Techniques detected in the completion's kernel (registry order; those that apply to
+    `problem`), None if none extracts."""
     source = source_or_none(completion, signature)
     if source is None:
         return None
-    used = detect(source)
+    used = detect(source, problem)
     return [t for t in TECHNIQUES if t in used]
 
 

@@ -24,6 +24,11 @@ legends outside the data, and draws confidence intervals where the results recor
 - technique_usage: share of correct evaluation samples using each technique
 - comparison: GRPO-only vs GRPO+SQD across seeds (from comparison.json): every seed,
   seeds paired across arms, the median, on zero-based axes
+- suite_heatmap: expected speedup per problem (rows) and mode x arm (columns), from the
+  suite summary (lab.analysis.suite), each trained cell marked where it differs from the
+  base (Holm-corrected)
+- suite_modes: base -> trained per execution model: the suite means of pass@1 and of
+  expected speedup, one bar per arm
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import textwrap
 from pathlib import Path
 
 import matplotlib
+import matplotlib.colors
 import matplotlib.ticker
 
 matplotlib.use("Agg")  # files only; no display needed
@@ -40,7 +46,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from lab.config import STATUSES  # noqa: E402
+from lab.config import MODES, STATUSES  # noqa: E402
 from lab.rl.sqd import descriptor  # noqa: E402
 from lab.techniques import REGISTRY, TECHNIQUES  # noqa: E402
 
@@ -586,6 +592,91 @@ def comparison(summary: dict, out: Path) -> Path:
         fontsize=10,
     )
     return _save(fig, out / "comparison.png")
+
+
+# --- the suite ---------------------------------------------------------------------------
+
+
+def suite_heatmap(summary: dict, out: Path) -> Path | None:
+    rows = summary.get("rows") or []
+    if not rows:
+        return None
+    problems = list(dict.fromkeys(r["problem"] for r in rows))
+    columns = list(dict.fromkeys((r["mode"], r["arm"]) for r in rows))
+    columns.sort(key=lambda c: (MODES.index(c[0]) if c[0] in MODES else len(MODES), summary["arms"].index(c[1])))
+    grid = np.full((len(problems), len(columns)), np.nan)
+    for r in rows:
+        if r["expected_speedup"] is not None:
+            grid[problems.index(r["problem"]), columns.index((r["mode"], r["arm"]))] = r["expected_speedup"]
+    marks = {
+        (e["problem"], e["mode"], arm): {"better": " +", "worse": " -"}.get(e["verdict_holm"], "")
+        for arm, entries in summary.get("versus_base", {}).items()
+        for e in entries
+    }
+    annot = [
+        [
+            f"{grid[i, j]:.2f}{marks.get((p, *columns[j]), '')}" if not np.isnan(grid[i, j]) else ""
+            for j in range(len(columns))
+        ]
+        for i, p in enumerate(problems)
+    ]
+    finite = grid[np.isfinite(grid) & (grid > 0)]
+    norm = matplotlib.colors.LogNorm(vmin=max(finite.min(), 0.01), vmax=finite.max()) if finite.size else None
+    fig, ax = plt.subplots(figsize=(1.15 * len(columns) + 3, 0.5 * len(problems) + 2.4))
+    sns.heatmap(
+        np.where(grid > 0, grid, np.nan),
+        ax=ax,
+        cmap="viridis",
+        norm=norm,
+        annot=np.array(annot),
+        fmt="",
+        annot_kws={"size": 8},
+        xticklabels=[f"{m}\n{a}" for m, a in columns],
+        yticklabels=problems,
+        cbar_kws={"label": "expected speedup over the serial textbook baseline (log scale)"},
+        linewidths=0.5,
+        linecolor="white",
+    )
+    ax.set_facecolor("#eeeeee")
+    n = sorted({r["n_samples"] for r in rows})
+    ax.set(xlabel="execution model / arm", ylabel="problem")
+    ax.set_title(
+        f"Expected speedup per problem and execution model (n = {', '.join(map(str, n))} samples per cell; "
+        "failures count 0; grey: 0)\n+ / -: differs from the base (bootstrap, Holm-corrected over the arm's cells, 5%)",
+        fontsize=9,
+    )
+    return _save(fig, out / "suite_heatmap.png")
+
+
+def suite_modes(summary: dict, out: Path) -> Path | None:
+    by_mode = summary.get("by_mode") or {}
+    if not by_mode:
+        return None
+    arms = list(by_mode)
+    modes = sorted(
+        {m for arm in arms for m in by_mode[arm]}, key=lambda m: MODES.index(m) if m in MODES else len(MODES)
+    )
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    width = 0.8 / len(arms)
+    colors = sns.color_palette("deep", len(arms))
+    for ax, key, label in (
+        (axes[0], "pass_at_1", "pass@1 (mean over problems)"),
+        (axes[1], "expected_speedup", "expected speedup (mean over problems)"),
+    ):
+        for a, arm in enumerate(arms):
+            values = [by_mode[arm].get(m, {}).get(key) or 0.0 for m in modes]
+            bars = ax.bar(np.arange(len(modes)) + a * width, values, width, label=arm, color=colors[a])
+            ax.bar_label(bars, fmt="%.2f", fontsize=7)
+        ax.set_xticks(np.arange(len(modes)) + width * (len(arms) - 1) / 2, modes)
+        ax.set(xlabel="execution model", ylabel=label)
+        ax.set_ylim(bottom=0)
+    _legend_outside(axes[1])
+    problems = sorted({by_mode[a][m]["problems"] for a in arms for m in by_mode[a]})
+    fig.suptitle(
+        f"The suite per execution model: base -> trained (means over {', '.join(map(str, problems))} problems)",
+        fontsize=10,
+    )
+    return _save(fig, out / "suite_modes.png")
 
 
 def _save(fig, path: Path) -> Path:
