@@ -45,10 +45,13 @@ def test_the_suite_config_covers_every_problem_in_both_modes_with_a_speedup_rewa
         }
         assert exp.reward.positive == "log_speedup" and exp.measure.threads == 2
         assert exp.measure.for_mode("serial").threads == 1 and exp.measure.for_mode("openmp").threads == 2
-    # Every arm is the DGEMM config's arm, on the suite.
+    # Every arm is the DGEMM config's arm, on the suite, with the suite's smaller budget and faster stages.
     default = load_config(CONFIGS / "default.yaml")
     assert suite.experiment("grpo").train == dataclasses.replace(default.experiment("grpo").train, steps=20)
-    assert suite.experiment("grpo_sqd").sqd == default.experiment("grpo_sqd").sqd
+    assert suite.experiment("grpo_sqd").sqd == dataclasses.replace(
+        default.experiment("grpo_sqd").sqd, steps_per_stage=3
+    )
+    assert suite.experiment("grpo").sqd is None and suite.experiment("baseline").kind == "baseline"
 
 
 @pytest.mark.parametrize(
