@@ -97,6 +97,33 @@ def test_score_batch_joins_results_by_id(tmp_path):
     assert rows[1]["reward"] == -100.0 and rows[0]["reward"] == rows[0]["gflops"] == rows[3]["gflops"]
 
 
+def test_score_batch_measures_each_record_in_its_own_mode(tmp_path):
+    """Records written by `lab sample --mode` carry their execution model (and an OpenMP one its
+    thread count): serial records run on 1 thread and refuse OpenMP, OpenMP ones on their threads."""
+    omp = (EXAMPLES / "dgemm" / "examples" / "packed_avx512_omp.c").read_text()
+    records = [
+        {"id": "s", "completion": NAIVE.read_text(), "mode": "serial"},
+        {"id": "s-omp", "completion": omp, "mode": "serial"},
+        {"id": "o", "completion": omp, "mode": "openmp", "threads": 2},
+        {"id": "plain", "completion": NAIVE.read_text()},
+    ]
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    out_path = tmp_path / "out.jsonl"
+    out = lab("score-batch", str(src), "--out", str(out_path), "--mode", "serial", *FAST_FLAGS)
+    assert out.returncode == 0, out.stderr
+    rows = {r["id"]: r for r in map(json.loads, out_path.read_text().splitlines())}
+    assert rows["s"]["status"] == "ok" and (rows["s"]["mode"], rows["s"]["threads"]) == ("serial", 1)
+    assert rows["s-omp"]["status"] == "forbidden"
+    assert rows["o"]["status"] == "ok" and (rows["o"]["mode"], rows["o"]["threads"]) == ("openmp", 2)
+    assert (rows["plain"]["mode"], rows["plain"]["threads"]) == ("serial", 1)  # no mode of its own: --mode
+    records[2]["threads"] = 4
+    records.append({"id": "o2", "completion": omp, "mode": "openmp", "threads": 2})
+    src.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    out = lab("score-batch", str(src), "--out", str(out_path))
+    assert out.returncode == 2 and "different thread counts [2, 4]" in out.stderr
+
+
 def test_score_batch_rejects_bad_jsonl(tmp_path):
     src = tmp_path / "bad.jsonl"
     src.write_text('{"id": 1, "completion": "x"}\nnot json\n')

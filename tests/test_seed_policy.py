@@ -275,6 +275,15 @@ def test_lab_sample_on_a_model_directory(tiny_model, tmp_path):
     assert len(rows) == 4 and {r["id"] for r in rows} == {f"dgemm-0-{i}" for i in range(4)}
     assert rows[0]["permitted"] == ["openmp", "simd"] and "Permitted optimization techniques" in rows[0]["prompt"]
     assert all(isinstance(r["completion"], str) for r in rows)
+    # An execution model in the prompt, recorded for score-batch; a technique the problem lacks is refused.
+    args = ("sample", "--model", str(out), "--problem", "dot", "--num", "2", "--max-new-tokens", "16")
+    proc = _lab(*args, "--mode", "openmp", "--threads", "4", "--out", str(samples))
+    assert proc.returncode == 0, proc.stderr
+    rows = [json.loads(line) for line in samples.read_text().splitlines()]
+    assert [(r["id"], r["mode"], r["threads"]) for r in rows] == [(f"dot-openmp-0-{i}", "openmp", 4) for i in range(2)]
+    assert "runs with 4 OpenMP threads" in rows[0]["prompt"]
+    proc = _lab(*args, "--mode", "serial", "--permit", "packing", "--out", str(samples))
+    assert proc.returncode == 2 and "packing do not apply to dot in serial mode" in proc.stderr
 
 
 @pytest.mark.parametrize(
