@@ -19,30 +19,26 @@ NOTEBOOKS = ["01_baseline", "02_grpo", "03_grpo_sqd", "04_figures"]
 SUITE_NOTEBOOK = "05_suite"
 
 
-@pytest.fixture(scope="module")
-def smoke(tmp_path_factory, smoke_policy):
-    """configs/smoke.yaml with this session's smoke policy and private output folders."""
-    base = tmp_path_factory.mktemp("smoke")
-    config = base / "smoke.yaml"
+def _private_config(tmp_path_factory, smoke_policy, shipped: str):
+    """configs/<shipped>.yaml with this session's smoke policy and private output folders."""
+    base = tmp_path_factory.mktemp(shipped)
+    config = base / f"{shipped}.yaml"
     config.write_text(
-        f"defaults: {ROOT / 'configs' / 'smoke.yaml'}\nmodel: {smoke_policy}\n"
+        f"defaults: {ROOT / 'configs' / f'{shipped}.yaml'}\nmodel: {smoke_policy}\n"
         f"results_dir: {base / 'results'}\nruns_dir: {base / 'runs'}\n"
         f"figures_dir: {base / 'results' / 'figures'}\n"
     )
     return base, config
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory, smoke_policy):
+    return _private_config(tmp_path_factory, smoke_policy, "smoke")
 
 
 @pytest.fixture(scope="module")
 def suite_smoke(tmp_path_factory, smoke_policy):
-    """configs/suite_smoke.yaml with this session's smoke policy and private output folders."""
-    base = tmp_path_factory.mktemp("suite")
-    config = base / "suite_smoke.yaml"
-    config.write_text(
-        f"defaults: {ROOT / 'configs' / 'suite_smoke.yaml'}\nmodel: {smoke_policy}\n"
-        f"results_dir: {base / 'results'}\nruns_dir: {base / 'runs'}\n"
-        f"figures_dir: {base / 'results' / 'figures'}\n"
-    )
-    return base, config
+    return _private_config(tmp_path_factory, smoke_policy, "suite_smoke")
 
 
 @pytest.mark.parametrize("name", [*NOTEBOOKS, SUITE_NOTEBOOK])

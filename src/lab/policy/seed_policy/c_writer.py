@@ -1,9 +1,10 @@
 """Writing C source with a style: indentation, brace placement, comments, loop headers.
 
 `Style` holds the surface choices that differ between people and do not change what the
-code does; `CWriter` collects lines under a style; `for_loop` writes a loop header. The
-kernel generators (generator.py for DGEMM/DGEMV, suite_generator.py for the other
-problems) write every kernel through these.
+code does; `CWriter` collects lines under a style; `for_loop` writes a loop header,
+`tile_var` names a tile loop, `vector_type` gives the AVX type, width and intrinsic
+prefix. The kernel generators (generator.py for DGEMM/DGEMV, suite_generator.py for the
+other problems) write every kernel through these.
 """
 
 from __future__ import annotations
@@ -64,3 +65,14 @@ def for_loop(var: str, start: str, end: str, style: Style, step: str = "1") -> s
     bound = f"(size_t){end}" if t == "size_t" and end.isidentifier() else end
     inc = f"{var}++" if step == "1" else f"{var} += {step}"
     return f"for ({t} {var} = {start}; {var} < {bound}; {inc})"
+
+
+def tile_var(var: str) -> str:
+    """Name of the tile loop over `var`: ii for i, row_t for row."""
+    return var * 2 if len(var) == 1 else f"{var}_t"
+
+
+def vector_type(simd: str | None) -> tuple[str, int, str]:
+    """(vector type, doubles per vector, intrinsic prefix) of an intrinsics flavour: AVX-512
+    for "avx512", AVX2 otherwise."""
+    return ("__m512d", 8, "_mm512") if simd == "avx512" else ("__m256d", 4, "_mm256")

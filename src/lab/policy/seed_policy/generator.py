@@ -35,7 +35,7 @@ import zlib
 from dataclasses import dataclass, field, replace
 
 from lab.policy.seed_policy import suite_generator
-from lab.policy.seed_policy.c_writer import CWriter, Style, for_loop
+from lab.policy.seed_policy.c_writer import CWriter, Style, for_loop, tile_var, vector_type
 from lab.techniques import in_spec
 
 DEFECTS = ("off_by_one", "no_zero", "syntax", "no_tail", "wrong_index", "no_border")
@@ -126,11 +126,6 @@ def _header_comment(spec: KernelSpec) -> str | None:
     if spec.simd == "pragma":
         extras.append("omp simd")
     return f"/* {spec.problem.upper()}: {what}" + (f" ({', '.join(extras)})" if extras else "") + ". */"
-
-
-def _tile_var(var: str) -> str:
-    """Name of the tile loop over `var`: ii for i, row_t for row."""
-    return var * 2 if len(var) == 1 else f"{var}_t"
 
 
 def _ix(style: Style, row: str, col: str) -> str:
@@ -239,7 +234,7 @@ def _dgemm_blocked(spec: KernelSpec, w: CWriter) -> None:
     s = spec.style
     i, j, k = s.names
     ti, tk, tj = spec.tile
-    ii, kk, jj = (_tile_var(v) for v in (i, k, j))
+    ii, kk, jj = (tile_var(v) for v in (i, k, j))
     if spec.defect != "no_zero":
         w.line("memset(C, 0, (size_t)n * n * sizeof(double));")
     pragma = _omp_pragma(spec, collapse_ok=False)
@@ -294,15 +289,10 @@ def _dgemm_transposed(spec: KernelSpec, w: CWriter) -> None:
     w.line("free(Bt);")
 
 
-def _vec(spec: KernelSpec) -> tuple[str, int, str]:
-    """(type, width, intrinsic prefix)."""
-    return ("__m512d", 8, "_mm512") if spec.simd == "avx512" else ("__m256d", 4, "_mm256")
-
-
 def _dgemm_intrinsics(spec: KernelSpec, w: CWriter) -> None:
     s = spec.style
     i, j, k = s.names
-    vt, width, p = _vec(spec)
+    vt, width, p = vector_type(spec.simd)
     u = spec.unroll
     step = width * u
     if spec.defect != "no_zero":
@@ -314,7 +304,7 @@ def _dgemm_intrinsics(spec: KernelSpec, w: CWriter) -> None:
     w.line(f"double *crow = C + {_ix(s, i, '0')};")
     k_lo, k_hi = "0", "n"
     if spec.tile:
-        kk = _tile_var(k)
+        kk = tile_var(k)
         w.open(for_loop(kk, "0", "n", s, "BK"))
         w.line(f"{s.index} {k}_end = {kk} + BK < n ? {kk} + BK : n;")
         k_lo, k_hi = kk, f"{k}_end"
@@ -359,7 +349,7 @@ def _dgemm_intrinsics(spec: KernelSpec, w: CWriter) -> None:
 def _dgemm_microkernel(spec: KernelSpec, w: CWriter, helpers: list[str]) -> None:
     s = spec.style
     mr, nr = spec.regblock
-    vt, width, p = _vec(spec)
+    vt, width, p = vector_type(spec.simd)
     nv = nr // width
     kc = "KC" if spec.kc else "n"
     # Helpers: pack B panel-major, pack A, the micro-kernel, and an edge store.
@@ -507,7 +497,7 @@ def _dgemv(spec: KernelSpec, w: CWriter) -> None:
     w.open(for_loop(i, "0", n_rows, s))
     w.line(f"const double *a = A + {_ix(s, i, '0')};")
     if spec.family == "intrinsics":
-        vt, width, p = _vec(spec)
+        vt, width, p = vector_type(spec.simd)
         w.line(f"{vt} v = {p}_setzero_pd();")
         w.line(f"{s.index} {j} = 0;")
         w.open(f"for (; {j} + {width - 1} < n; {j} += {width})")

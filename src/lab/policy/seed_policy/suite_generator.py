@@ -31,7 +31,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from lab.policy.seed_policy.c_writer import CWriter, for_loop
+from lab.policy.seed_policy.c_writer import CWriter, for_loop, tile_var, vector_type
 
 PROBLEMS = ("dot", "jacobi2d", "spmv", "prefix_sum", "histogram", "transpose")
 
@@ -184,11 +184,6 @@ def sweep(problem: str) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------- rendering
 
 
-def _vec(spec) -> tuple[str, int, str]:
-    """(vector type, doubles per vector, intrinsic prefix)."""
-    return ("__m512d", 8, "_mm512") if spec.simd == "avx512" else ("__m256d", 4, "_mm256")
-
-
 def _hsum(spec, w: CWriter, acc: str, vec: str) -> None:
     """`acc += the horizontal sum of vec`."""
     if spec.simd == "avx512":
@@ -235,7 +230,7 @@ def _dot(spec, w: CWriter, helpers: list[str]) -> None:
     hi = "n - 1" if spec.defect == "off_by_one" else "n"
     other = "x" if spec.defect == "wrong_index" else "y"
     if spec.family == "intrinsics":
-        vt, width, p = _vec(spec)
+        vt, width, p = vector_type(spec.simd)
         u = spec.unroll
         step = width * u
         vecs = [f"v{d}" for d in range(u)]
@@ -320,7 +315,7 @@ def _jacobi(spec, w: CWriter, helpers: list[str]) -> None:
     rows_hi = "n - 2" if spec.defect == "off_by_one" else "n - 1"
     if spec.family == "blocked":
         bi, _, bj = spec.tile
-        ii, jj = i * 2 if len(i) == 1 else f"{i}_t", j * 2 if len(j) == 1 else f"{j}_t"
+        ii, jj = tile_var(i), tile_var(j)
         if spec.omp:
             w.line(_omp_for(spec))
         w.open(for_loop(ii, "1", "n - 1", s, "BI"))
@@ -336,7 +331,7 @@ def _jacobi(spec, w: CWriter, helpers: list[str]) -> None:
         w.close()
         return
     if spec.family == "intrinsics":
-        vt, width, p = _vec(spec)
+        vt, width, p = vector_type(spec.simd)
         w.line(f"const {vt} fifth = {p}_set1_pd(0.2);")
         if spec.omp:
             w.line(_omp_for(spec))
@@ -378,7 +373,7 @@ def _spmv(spec, w: CWriter, helpers: list[str]) -> None:
         w.line(_omp_for(spec))
     w.open(for_loop(i, "0", rows_hi, s))
     if spec.family == "intrinsics":
-        vt, width, p = _vec(spec)
+        vt, width, p = vector_type(spec.simd)
         w.line(f"int {k} = rowptr[{i}];")
         w.line(f"const int end = rowptr[{i} + 1];")
         w.line(f"{vt} vs = {p}_setzero_pd();")
@@ -491,7 +486,7 @@ def _prefix_sum(spec, w: CWriter, helpers: list[str]) -> None:
         return
     w.line(f"int64_t {acc} = 0;")
     if spec.family == "blocked":
-        ii = i * 2 if len(i) == 1 else f"{i}_t"
+        ii = tile_var(i)
         w.open(for_loop(ii, "0", "n", s, "BS"))
         w.line(f"{s.index} end = {ii} + BS < n ? {ii} + BS : {hi};")
         w.open(f"for ({s.index} {i} = {ii}; {i} < end; {i}++)")
@@ -569,7 +564,7 @@ def _histogram(spec, w: CWriter, helpers: list[str]) -> None:
         return
     zero_counts()
     if spec.family == "blocked":
-        ii = i * 2 if len(i) == 1 else f"{i}_t"
+        ii = tile_var(i)
         w.open(for_loop(ii, "0", "n", s, "BS"))
         w.line(f"{s.index} end = {ii} + BS < n ? {ii} + BS : {hi};")
         w.open(f"for ({s.index} {i} = {ii}; {i} < end; {i}++)")
@@ -599,7 +594,7 @@ def _transpose(spec, w: CWriter, helpers: list[str]) -> None:
         return f"B[{cc} * n + {r}] = A[{r} * n + {c}];"
 
     if spec.family == "blocked":
-        ii, jj = (i * 2 if len(i) == 1 else f"{i}_t"), (j * 2 if len(j) == 1 else f"{j}_t")
+        ii, jj = tile_var(i), tile_var(j)
         if spec.omp:
             w.line(_omp_for(spec))
         w.open(for_loop(ii, "0", "n", s, "BS"))
