@@ -1,5 +1,6 @@
 # perfRL lab -- every target sets up what it needs (virtual environment, package, kernel).
 #   make reproduce  the whole pipeline on the embedded default model (CONFIG=... for another config)
+#   make suite      the same experiments on the eight-problem suite (over an hour)
 #   make test       lint, layers contract and the full test suite (what CI runs)
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -21,14 +22,13 @@ TORCH_CPU := torch==2.13.0
 SEED_MODEL := models/seed-policy
 SMOKE_MODEL := models/seed-policy-smoke
 PAPERMILL := $(BIN)/papermill --cwd . --log-output --no-progress-bar --request-save-on-cell-execute
-NOTEBOOKS := 01_baseline 02_grpo 03_grpo_sqd 04_figures
 SUITE_NOTEBOOK := 05_suite
 # Executed notebooks are a record of the run, not results: they change on every run.
 EXECUTED := runs/notebooks
 # FRESH=1 measures everything again instead of reusing finished results of the same config.
 RESULT_FILES := results/machine.json results/examples/dgemm_serial_t1.json results/autotune.json results/seed_policy.json
 
-.PHONY: setup test test-fast lint reproduce smoke experiments figures lab calibrate score-examples \
+.PHONY: setup test test-fast lint reproduce smoke experiments suite fresh fresh-suite figures lab calibrate score-examples \
 	bench-harness seed-model seed-report autotune compare clean
 
 setup: $(STAMP)
@@ -63,19 +63,35 @@ reproduce: $(if $(FRESH),fresh) seed-model $(RESULT_FILES) experiments
 
 # What FRESH=1 forgets: the result files, each experiment's metrics and checkpoints, and the
 # evaluation cache (the seed policy is kept: its build is deterministic, not a measurement).
+FORGET = $(BIN)/python -c "import sys; from lab import paths; from lab.config import load_config; \
+	  [print(e.out_dir / 'metrics.json', e.run_dir.parent) for e in load_config(sys.argv[1]).experiments.values()]; \
+	  print(paths.cache_dir() / 'evals')"
 fresh: $(STAMP)
 	rm -f $(RESULT_FILES) results/examples/*.json
-	$(BIN)/python -c "from lab import paths; from lab.config import load_config; \
-	  [print(e.out_dir / 'metrics.json', e.run_dir) for c in ('$(CONFIG)', '$(SUITE_CONFIG)') \
-	   for e in load_config(c).experiments.values()]; \
-	  print(paths.cache_dir() / 'evals')" | xargs rm -rf
+	$(FORGET) $(CONFIG) | xargs rm -rf
 
-# Baseline -> GRPO -> GRPO+SQD -> figures on DGEMM, each notebook run by papermill with the
-# config's path; then the same three arms on the problem suite (SUITE_CONFIG).
+fresh-suite: $(STAMP)
+	$(FORGET) $(SUITE_CONFIG) | xargs rm -rf
+
+# Baseline -> GRPO -> GRPO+SQD -> GRPO after a warm start -> figures on DGEMM, each notebook run
+# by papermill with the config's path (02_grpo serves both GRPO arms).
 experiments: $(SEED_MODEL)/config.json
 	@mkdir -p $(EXECUTED)
-	@for nb in $(NOTEBOOKS); do \
-	  $(PAPERMILL) notebooks/$$nb.ipynb $(EXECUTED)/$$nb.ipynb -p config $(CONFIG) || exit 1; done
+	$(call notebooks,$(CONFIG),$(EXECUTED))
+
+# $(1): the config, $(2): where the executed notebooks go.
+define notebooks
+	$(PAPERMILL) notebooks/01_baseline.ipynb $(2)/01_baseline.ipynb -p config $(1)
+	$(PAPERMILL) notebooks/02_grpo.ipynb $(2)/02_grpo.ipynb -p config $(1)
+	$(PAPERMILL) notebooks/03_grpo_sqd.ipynb $(2)/03_grpo_sqd.ipynb -p config $(1)
+	$(PAPERMILL) notebooks/02_grpo.ipynb $(2)/02_grpo_rft.ipynb -p config $(1) -p experiment grpo_rft
+	$(PAPERMILL) notebooks/04_figures.ipynb $(2)/04_figures.ipynb -p config $(1)
+endef
+
+# The same three arms on the problem suite (SUITE_CONFIG), 3 seeds each: over an hour on 2
+# cores, so not part of `make reproduce`. FRESH=1 measures it again.
+suite: $(if $(FRESH),fresh-suite) $(SEED_MODEL)/config.json results/machine.json
+	@mkdir -p $(EXECUTED)
 	$(PAPERMILL) notebooks/$(SUITE_NOTEBOOK).ipynb $(EXECUTED)/$(SUITE_NOTEBOOK).ipynb -p config $(SUITE_CONFIG)
 
 # Redraw every figure from results JSON alone.
@@ -83,15 +99,14 @@ figures: $(STAMP)
 	@mkdir -p $(EXECUTED)
 	$(PAPERMILL) notebooks/04_figures.ipynb $(EXECUTED)/04_figures.ipynb -p config $(CONFIG)
 
-# GRPO-only vs GRPO+SQD, three seeds each at the config's budget (about 15 minutes on 2 cores).
+# Every arm against every other with intervals (results/comparison.json); runs missing arms first.
 compare: $(SEED_MODEL)/config.json
-	$(BIN)/lab compare --config $(CONFIG) --seeds 0 1 2
+	$(BIN)/lab compare --config $(CONFIG)
 
 # The same notebooks with configs/smoke.yaml and a small model (a few minutes).
 smoke: $(SMOKE_MODEL)/config.json
 	@rm -rf runs/smoke && mkdir -p runs/smoke/notebooks
-	@for nb in $(NOTEBOOKS); do \
-	  $(PAPERMILL) notebooks/$$nb.ipynb runs/smoke/notebooks/$$nb.ipynb -p config configs/smoke.yaml || exit 1; done
+	$(call notebooks,configs/smoke.yaml,runs/smoke/notebooks)
 	$(PAPERMILL) notebooks/$(SUITE_NOTEBOOK).ipynb runs/smoke/notebooks/$(SUITE_NOTEBOOK).ipynb -p config configs/suite_smoke.yaml
 
 $(SMOKE_MODEL)/config.json: | $(STAMP)

@@ -1,168 +1,163 @@
-"""The GRPO-only vs GRPO+SQD comparison: fairness checks, the summary's arithmetic, a real tiny run."""
+"""Arm against arm: the fairness and budget checks, the comparison's content, a real tiny run."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
-from pathlib import Path
 
 import pytest
 import yaml
 
-from lab.analysis.compare import arm_configs, plan_comparison, spread, summarize_comparison
+from lab.analysis.compare import check_budget, check_fair, compare
 from lab.cli import main
 from lab.config import load_config
+from lab.files import write_json, write_jsonl
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.slow  # trains both arms
-
 SMOKE_PATH = ROOT / "configs" / "smoke.yaml"
-SMOKE = load_config(SMOKE_PATH)
-
-
-def test_arms_share_the_budget_and_take_the_seed():
-    arms = arm_configs(SMOKE, seed=5, results_dir="r", runs_dir="x")
-    assert set(arms) == {"grpo", "grpo_sqd"}
-    assert arms["grpo"].name == "grpo_s5" and arms["grpo_sqd"].name == "grpo_sqd_s5"
-    assert arms["grpo"].seed == arms["grpo_sqd"].seed == 5
-    assert arms["grpo"].kind == arms["grpo_sqd"].kind == "grpo"
-    assert arms["grpo"].sqd is None and arms["grpo_sqd"].sqd is not None
-    assert arms["grpo"].train == arms["grpo_sqd"].train == SMOKE.experiment("grpo").train
-    assert arms["grpo"].train.batch_size == arms["grpo_sqd"].train.batch_size
-    assert arms["grpo"].out_dir == Path("r") / "grpo_s5" and arms["grpo_sqd"].run_dir == Path("x") / "grpo_sqd_s5"
-
-
-def test_plan_covers_every_seed_under_results_compare():
-    plan = plan_comparison(SMOKE, [0, 3], results_dir="res", runs_dir="x")
-    assert list(plan) == [0, 3]
-    assert plan[3]["grpo_sqd"].out_dir == Path("res") / "compare" / "grpo_sqd_s3" and plan[3]["grpo"].seed == 3
-    with pytest.raises(ValueError, match="distinct"):
-        plan_comparison(SMOKE, [1, 1])
-    with pytest.raises(ValueError, match="at least one"):
-        plan_comparison(SMOKE, [])
-
-
-def _without_grpo_sqd(config):
-    return dataclasses.replace(config, experiments={k: v for k, v in config.experiments.items() if k != "grpo_sqd"})
 
 
 @pytest.mark.parametrize(
     "change, message",
     [
-        (["experiments.grpo_sqd.train.steps=99"], "differ in train"),
+        (["experiments.grpo_sqd.train.steps=99"], "grpo and grpo_sqd differ in train"),
         (["experiments.grpo.evaluation.samples=99"], "differ in evaluation"),
-        (["experiments.grpo.measure.threads=2"], "differ in measure"),
+        (["experiments.baseline.measure.threads=2", "experiments.baseline.measure.mode=openmp"], "differ in measure"),
         (["experiments.grpo_sqd.reward.positive=speedup"], "differ in reward"),
         (["experiments.grpo.model=elsewhere"], "differ in model"),
-        (["experiments.grpo.sqd.steps_per_stage=1"], "without sqd"),
-        (["experiments.grpo.kind=baseline"], "must be kind: grpo"),
-        (["experiments.grpo_sqd.sqd=null"], "needs kind: grpo and an sqd section"),
-        (_without_grpo_sqd, "no grpo_sqd experiment"),
+        (["experiments.grpo.seeds=[0]"], "differ in seeds"),
     ],
 )
-def test_unfair_or_incomplete_configs_are_refused(change, message):
-    config = change(SMOKE) if callable(change) else load_config(SMOKE_PATH, change)
+def test_unfair_configs_are_refused(change, message):
     with pytest.raises(ValueError, match=message):
-        arm_configs(config, seed=0, results_dir="r", runs_dir="x")
+        check_fair(load_config(SMOKE_PATH, change))
 
 
-def test_only_the_sqd_schedule_may_differ():
-    config = load_config(SMOKE_PATH, ["experiments.grpo_sqd.sqd.empty_weight=9.0"])
-    assert arm_configs(config, seed=0, results_dir="r", runs_dir="x")["grpo_sqd"].sqd.empty_weight == 9.0
+def test_what_may_differ_does():
+    # The baseline does not train: its reward and budget are not compared; SQD's schedule may differ.
+    check_fair(
+        load_config(SMOKE_PATH, ["experiments.baseline.train.steps=7", "experiments.grpo_sqd.sqd.empty_weight=9.0"])
+    )
+    with pytest.raises(ValueError, match="single-problem"):
+        check_fair(load_config(ROOT / "configs" / "suite_smoke.yaml"))
 
 
-def test_summary_reports_spread_and_paired_differences():
-    def run(seed, best, cov):
-        return {
-            "seed": seed,
-            "best_gflops": best,
-            "mean_gflops_ok": best / 2,
-            "pass_at_1": 0.5,
-            "distinct_technique_sets_ok": 2,
-            "archive_coverage": cov,
-            "archive_qd_score": 1.0,
-            "expected_speedup": 1.0,
-            "train_s": 1.0,
-        }
-
-    runs = {
-        "grpo": [run(0, 10.0, 0.1), run(1, 20.0, 0.2), run(2, 30.0, None)],
-        "grpo_sqd": [run(0, 12.0, 0.3), run(1, 18.0, 0.3), run(2, 36.0, 0.4)],
+def _fake_arm(cfg, seeds, p_ok, rate, steps=None, batch=None):
+    """A finished experiment folder: metrics, samples and (trained) a training log."""
+    out = cfg.out_dir
+    out.mkdir(parents=True, exist_ok=True)
+    samples = []
+    for s in seeds:
+        for i in range(24):
+            ok = (i / 24) < p_ok
+            samples.append(
+                {"seed": s, "status": "ok" if ok else "wrong_result", "gflops": rate + i % 3, "speedup": 1.0}
+            )
+    write_jsonl(out / "samples.jsonl", samples)
+    per_seed = {
+        str(s): {"pass_at_1": p_ok, "mean_gflops_ok": rate + s, "median_gflops_ok": rate, "expected_speedup": 1.0}
+        for s in seeds
     }
-    s = summarize_comparison(runs, {"steps": 3})
-    assert s["steps"] == 3
-    best = s["arms"]["grpo"]["stats"]["best_gflops"]
-    assert best["median"] == 20.0 and best["min"] == 10.0 and best["max"] == 30.0 and best["std"] == 10.0
-    assert s["arms"]["grpo"]["stats"]["archive_coverage"]["n"] == 2  # the missing value is left out
-    assert s["sqd_minus_grpo"]["best_gflops"]["per_seed"] == [2.0, -2.0, 6.0]
-    assert s["sqd_minus_grpo"]["best_gflops"]["median"] == 2.0
-    assert s["sqd_minus_grpo"]["archive_coverage"]["per_seed"][2] is None
-    assert spread([])["median"] is None and spread([3.0])["std"] == 0.0
+    write_json(
+        out / "metrics.json", {"complete": True, "n_samples": len(samples), "seeds": seeds, "per_seed": per_seed}
+    )
+    if cfg.kind == "grpo":
+        log = [
+            {"seed": s, "step": k, "status_counts": {"ok": batch or cfg.train.batch_size}}
+            for s in seeds
+            for k in range(1, (steps or cfg.train.steps) + 1)
+        ]
+        write_jsonl(out / "train_log.jsonl", log)
 
 
-def test_compare_runs_both_arms_and_draws_the_figure(smoke_policy, tmp_path, capsys):
-    config = tmp_path / "compare.yaml"  # the smoke config, with the policy built for this session
-    config.write_text(yaml.safe_dump({"defaults": str(SMOKE_PATH), "model": str(smoke_policy)}))
-    argv = [
-        "compare",
-        "--config",
-        str(config),
-        "--seeds",
-        "0",
-        "1",
-        "--results-dir",
-        str(tmp_path / "results"),
-        "--runs-dir",
-        str(tmp_path / "runs"),
+def test_comparison_of_finished_arms(tmp_path):
+    config = load_config(SMOKE_PATH, [f"results_dir={tmp_path}"])
+    rates = {"baseline": (0.25, 2.0), "grpo": (0.75, 20.0), "grpo_sqd": (0.25, 2.0)}
+    for name, rate in rates.items():  # grpo_rft is left unfinished
+        cfg = config.experiment(name)
+        _fake_arm(cfg, cfg.seeds, *rate)
+    summary = compare(config)
+    assert summary["missing"] == ["grpo_rft"]
+    assert [(p["a"], p["b"]) for p in summary["pairs"]] == [
+        ("grpo", "baseline"),
+        ("grpo_sqd", "baseline"),
+        ("grpo_sqd", "grpo"),
     ]
-    assert main(argv) == 0
+    assert summary["tests"] == 3 * 4
+    grpo = summary["pairs"][0]["metrics"]
+    assert grpo["mean_gflops_ok"]["difference"] == pytest.approx(18.0)
+    assert grpo["pass_at_1"]["verdict"] == "better"
+    assert summary["pairs"][2]["per_seed"]["mean_gflops_ok"] == {"0": -18.0, "1": -18.0}  # seed by seed
+    assert "per_seed" not in summary["pairs"][0]  # the baseline has no training seeds to pair
+    assert summary["arms"]["grpo"]["reward_evaluations"] == 2 * config.experiment("grpo").train.steps * 4
+
+
+def test_a_short_training_log_is_refused(tmp_path):
+    cfg = load_config(SMOKE_PATH, [f"results_dir={tmp_path}"]).experiment("grpo")
+    _fake_arm(cfg, cfg.seeds, 0.5, 1.0, steps=cfg.train.steps - 1)
+    with pytest.raises(RuntimeError, match="does not show"):
+        check_budget(cfg)
+    _fake_arm(cfg, cfg.seeds, 0.5, 1.0, batch=3)
+    with pytest.raises(RuntimeError, match="seed 0"):
+        check_budget(cfg)
+
+
+@pytest.mark.slow
+def test_compare_runs_every_arm_and_draws_the_figure(smoke_policy, tmp_path, capsys):
+    config = tmp_path / "compare.yaml"  # the smoke config, with the policy built for this session
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "defaults": str(SMOKE_PATH),
+                "model": str(smoke_policy),
+                "results_dir": str(tmp_path / "results"),
+                "runs_dir": str(tmp_path / "runs"),
+                "figures_dir": str(tmp_path / "results" / "figures"),
+            }
+        )
+    )
+    assert main(["compare", "--config", str(config)]) == 0
     summary = json.loads((tmp_path / "results" / "comparison.json").read_text())
-    assert summary["seeds"] == [0, 1] and summary["reward_evaluations"] == 2 * 4
+    assert summary["seeds"] == [0, 1] and set(summary["arms"]) == {"baseline", "grpo", "grpo_sqd", "grpo_rft"}
+    assert summary["arms"]["grpo"]["reward_evaluations"] == 2 * 2 * 4  # seeds x steps x batch
     for arm in ("grpo", "grpo_sqd"):
-        assert [r["seed"] for r in summary["arms"][arm]["runs"]] == [0, 1]
-        assert summary["arms"][arm]["stats"]["pass_at_1"]["n"] == 2
-        for seed in (0, 1):
-            metrics = json.loads((tmp_path / "results" / "compare" / f"{arm}_s{seed}" / "metrics.json").read_text())
-            assert metrics["complete"] and "archive" in metrics
+        metrics = json.loads((tmp_path / "results" / arm / "metrics.json").read_text())
+        assert metrics["complete"] and metrics["seeds"] == [0, 1] and metrics["n_samples"] == 8
+        assert (tmp_path / "runs" / arm / "s1" / "final" / "config.json").exists()
     assert (tmp_path / "results" / "figures" / "comparison.png").stat().st_size > 10_000
-    assert "medians of 2 seeds" in capsys.readouterr().out
+    assert "grpo - baseline: pass_at_1" in capsys.readouterr().out
     # Finished runs are not redone.
-    mtime = (tmp_path / "results" / "compare" / "grpo_s0" / "samples.jsonl").stat().st_mtime_ns
-    assert main(argv) == 0
-    assert (tmp_path / "results" / "compare" / "grpo_s0" / "samples.jsonl").stat().st_mtime_ns == mtime
+    mtime = (tmp_path / "results" / "grpo" / "samples.jsonl").stat().st_mtime_ns
+    assert main(["compare", "--config", str(config)]) == 0
+    assert (tmp_path / "results" / "grpo" / "samples.jsonl").stat().st_mtime_ns == mtime
 
 
 def test_compare_reports_bad_input_in_one_line(tmp_path, capsys):
     missing = (tmp_path / "missing.yaml").resolve()
     assert main(["compare", "--config", str(missing)]) == 2
-    assert main(["compare", "--config", str(SMOKE_PATH), "--seeds", "1", "1"]) == 2
+    assert main(["compare", "--config", str(SMOKE_PATH), "--set", "experiments.grpo.seeds=[5]"]) == 2
     assert main(["compare", "--config", str(SMOKE_PATH), "--set", "train.stepz=3"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[:2] == [
-        f"lab: error: {missing}: no such config file",
-        "lab: error: seeds must be distinct and at least one",
-    ]
+    assert err[0] == f"lab: error: {missing}: no such config file"
+    assert err[1] == "lab: error: unfair comparison: baseline and grpo differ in seeds"
     assert len(err) == 3 and err[2].startswith("lab: error: --set: train.stepz: unknown key")
 
 
 def test_comparison_figure_copes_with_missing_values(tmp_path):
     from lab.analysis.plots import comparison
 
-    def run(seed, best):
-        return {
-            "seed": seed,
-            "best_gflops": best,
-            "mean_gflops_ok": None,
-            "pass_at_1": 0.0,
-            "distinct_technique_sets_ok": 0,
-            "archive_coverage": 0.0,
-            "archive_qd_score": 0.0,
-            "expected_speedup": 0.0,
-            "train_s": 1.0,
-        }
-
-    summary = summarize_comparison(
-        {"grpo": [run(0, None), run(1, 3.0)], "grpo_sqd": [run(0, None), run(1, None)]},
-        {"steps": 2, "reward_evaluations": 8},
-    )
+    empty = {"difference": None, "ci": None, "verdict_holm": "no clear difference"}
+    full = {"difference": 1.0, "ci": [0.5, 1.5], "verdict_holm": "better"}
+    summary = {
+        "pairs": [
+            {
+                "a": "grpo",
+                "b": "baseline",
+                "metrics": {m: full for m in ("pass_at_1", "expected_speedup")}
+                | {m: empty for m in ("mean_gflops_ok", "median_gflops_ok")},
+            },
+        ],
+        "arms": {"grpo": {"metrics": {"n_samples": 8}}, "baseline": {"metrics": {"n_samples": 8}}},
+        "seeds": [0],
+        "tests": 4,
+    }
     assert comparison(summary, tmp_path).stat().st_size > 10_000

@@ -17,9 +17,12 @@ CONFIGS = ROOT / "configs"
 
 
 @pytest.mark.parametrize("name", ["default", "smoke", "paper", "suite", "suite_smoke"])
-def test_shipped_configs_load_with_the_three_arms(name):
+def test_shipped_configs_load_with_their_arms(name):
     config = load_config(CONFIGS / f"{name}.yaml")
-    assert list(config.experiments) == ["baseline", "grpo", "grpo_sqd"]
+    suite = name.startswith("suite")  # the suite drops the DGEMM-only warm start
+    assert list(config.experiments) == ["baseline", "grpo", "grpo_sqd", *([] if suite else ["grpo_rft"])]
+    if not suite:
+        assert config.experiment("grpo_rft").warm_start is not None and config.experiment("grpo").warm_start is None
     assert config.experiment("baseline").kind == "baseline" and config.experiment("grpo").sqd is None
     assert config.experiment("grpo_sqd").sqd is not None
 
@@ -109,7 +112,7 @@ def test_overrides_apply_to_all_or_one_experiment(tmp_path):
         ),
         (
             "reward:\n  positive: fast\n",
-            r"c\.yaml: reward\.positive: input should be 'gflops', 'speedup' or 'log_speedup'",
+            r"c\.yaml: reward\.positive: input should be 'gflops', 'speedup', 'log_speedup' or 'rank'",
         ),
         ("sampels: 3\n", r"c\.yaml: sampels: unknown key; expected one of: name, kind, model"),
         (
@@ -222,3 +225,11 @@ def test_version_and_help_with_defaults(capsys):
         with pytest.raises(SystemExit):
             main([command, "--help"])
         assert "(default:" in capsys.readouterr().out
+
+
+def test_an_inherited_experiment_set_to_null_is_dropped(tmp_path):
+    child = tmp_path / "child.yaml"
+    child.write_text(f"defaults: {CONFIGS / 'default.yaml'}\nexperiments:\n  grpo_rft: null\n  extra:\n")
+    config = load_config(child)
+    assert list(config.experiments) == ["baseline", "grpo", "grpo_sqd", "extra"]
+    assert config.experiment("extra").kind == "baseline"  # a new experiment set to null: all defaults

@@ -98,22 +98,6 @@ def test_efficiency_is_speedup_per_thread():
     assert m["speedup_n_at_k"]["2"] == pytest.approx(brute_speedup([4.0, 1.0, 0.0], 2))
 
 
-def test_suite_difference_intervals_and_verdicts():
-    import numpy as np
-
-    from lab.analysis.suite import difference_ci, verdict
-
-    rng = np.random.default_rng(0)
-    base = rng.normal(1.0, 0.2, 32)
-    diff, lo, hi = difference_ci(base + 1.0, base)
-    assert lo < diff < hi and lo > 0.8 and verdict(lo, hi) == "better"
-    diff, lo, hi = difference_ci(base, base + 1.0)
-    assert verdict(lo, hi) == "worse"
-    diff, lo, hi = difference_ci(rng.normal(1.0, 0.5, 16), rng.normal(1.0, 0.5, 16))
-    assert lo < 0 < hi and verdict(lo, hi) == "no clear difference"
-    assert difference_ci(np.zeros(8), np.zeros(8)) == (0.0, 0.0, 0.0)  # no spread: the point, no interval
-
-
 def test_mode_means_average_the_problems_of_each_mode():
     from lab.analysis.experiments import mode_means
 

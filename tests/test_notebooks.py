@@ -16,6 +16,8 @@ from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
 NOTEBOOKS = ["01_baseline", "02_grpo", "03_grpo_sqd", "04_figures"]
+#: What `make reproduce` runs, in order: (notebook, experiment parameter or None).
+RUNS = [("01_baseline", None), ("02_grpo", None), ("03_grpo_sqd", None), ("02_grpo", "grpo_rft"), ("04_figures", None)]
 SUITE_NOTEBOOK = "05_suite"
 
 
@@ -89,23 +91,40 @@ def test_suite_notebook_runs_with_the_suite_smoke_config(suite_smoke, caplog):
     assert {"suite_heatmap.png", "suite_modes.png"} <= {p.name for p in (results / "figures").glob("*.png")}
 
 
-@pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_runs_with_the_smoke_config(name, smoke, caplog):
+@pytest.mark.parametrize("name, experiment", RUNS, ids=[f"{n}-{e}" if e else n for n, e in RUNS])
+def test_notebook_runs_with_the_smoke_config(name, experiment, smoke, caplog):
     base, config = smoke
-    out = base / f"{name}.ipynb"
+    out = base / f"{name}-{experiment}.ipynb"
     pm.execute_notebook(
         str(ROOT / "notebooks" / f"{name}.ipynb"),
         str(out),
-        parameters={"config": str(config)},
+        parameters={"config": str(config)} | ({"experiment": experiment} if experiment else {}),
         cwd=str(ROOT),
         progress_bar=False,
     )
+    if experiment == "grpo_rft":
+        metrics = json.loads((base / "results" / "grpo_rft" / "metrics.json").read_text())
+        warm = json.loads((base / "results" / "grpo_rft" / "warm_start.json").read_text())
+        assert metrics["complete"] and set(warm) == {"0", "1"} and all(w["scored"] == 8 for w in warm.values())
+        scored = [
+            json.loads(line)
+            for line in (base / "results" / "grpo_rft" / "training_samples.jsonl").read_text().splitlines()
+        ]
+        assert sum(r["phase"] == "warm_start" for r in scored) == 16 and sum(r["phase"] == "grpo" for r in scored) == 16
+        return
     assert "Passed unknown parameter" not in caplog.text
     results = base / "results"
     if name == "01_baseline":
         metrics = json.loads((results / "baseline" / "metrics.json").read_text())
-        assert metrics["complete"] and metrics["n_samples"] == 4
+        assert metrics["complete"] and metrics["n_samples"] == 8 and metrics["seeds"] == [0, 1]  # 4 per seed
         for key in (
+            "seeds",
+            "eval_prompts",
+            "pass_at_1_ci",
+            "expected_speedup_ci",
+            "per_seed",
+            "unseen",
+            "truncation_rate",
             "experiment",
             "model",
             "status_counts",
@@ -125,17 +144,32 @@ def test_notebook_runs_with_the_smoke_config(name, smoke, caplog):
             assert key in metrics
         saved = json.loads((results / "baseline" / "config.json").read_text())
         assert saved["git_commit"] and saved["measure"]["n"] == 64 and saved["evaluation"]["samples"] == 4
+        # Held out: evaluation asked none of the phrasings training may show.
+        assert len(saved["train_prompts"]) == len(metrics["eval_prompts"]) == 4
+        assert not set(saved["train_prompts"]) & set(metrics["eval_prompts"])
+        samples = [json.loads(line) for line in (results / "baseline" / "samples.jsonl").read_text().splitlines()]
+        assert {s["prompt"] for s in samples} <= set(metrics["eval_prompts"]) and {s["seed"] for s in samples} == {0, 1}
     if name == "02_grpo":
         log = [json.loads(line) for line in (results / "grpo" / "train_log.jsonl").read_text().splitlines()]
-        assert len(log) == 2 and json.loads((results / "grpo" / "metrics.json").read_text())["complete"]
+        assert [(r["seed"], r["step"]) for r in log] == [(0, 1), (0, 2), (1, 1), (1, 2)]  # two runs of two steps
+        metrics = json.loads((results / "grpo" / "metrics.json").read_text())
+        assert metrics["complete"] and metrics["n_samples"] == 8 and metrics["training"]["scored"] == 16
+        samples = [json.loads(line) for line in (results / "grpo" / "samples.jsonl").read_text().splitlines()]
+        assert metrics["seen_in_training"] == sum(s["seen_in_training"] for s in samples)
+        assert metrics["unseen"]["n_samples"] == 8 - metrics["seen_in_training"]
+        curve = json.loads((results / "grpo" / "learning_curve.json").read_text())
+        assert [p["step"] for p in curve["points"]] == [0, 1, 2] and curve["points"][-1]["entries"][0]["n_samples"] == 8
+        assert "pass_at_1_ci" in curve["points"][1]["entries"][0]
+        scored = (results / "grpo" / "training_samples.jsonl").read_text().splitlines()
+        assert len(scored) == 16 and all("text_hash" in json.loads(line) for line in scored)
         # The smoke run exercises the pipeline: correct kernels, and a group whose rewards differ
         # (a nonzero advantage, so the update is real).
         assert sum(row["status_counts"].get("ok", 0) for row in log) >= 1
         assert any(row["frac_reward_zero_std"] < 1 for row in log) and any(row["reward_std"] > 0 for row in log)
     if name == "03_grpo_sqd":
         log = [json.loads(line) for line in (results / "grpo_sqd" / "train_log.jsonl").read_text().splitlines()]
-        # Step 2's prompts were drawn during step 1, still in stage 1.
-        assert [row["stage"] for row in log] == [{"dgemm": 1}, {"dgemm": 1}] and all(row["permitted"] for row in log)
+        # Step 2's prompts were drawn during step 1, still in stage 1 (in each seed's run).
+        assert [row["stage"] for row in log] == [{"dgemm": 1}] * 4 and all(row["permitted"] for row in log)
         metrics = json.loads((results / "grpo_sqd" / "metrics.json").read_text())
         assert metrics["complete"] and {"coverage", "qd_score", "cells", "stage_history"} <= set(metrics["archive"])
         assert [h["stage"] for h in metrics["archive"]["stage_history"]] == [1, 2]  # no advance after the last step
@@ -149,7 +183,11 @@ def test_notebook_runs_with_the_smoke_config(name, smoke, caplog):
             "metrics_table.png",
             "archive_heatmap.png",
             "coverage_over_steps.png",
+            "comparison.png",
+            "learning_curve.png",
         } <= figures
+        comparison = json.loads((results / "comparison.json").read_text())
+        assert len(comparison["pairs"]) == 6 and comparison["seeds"] == [0, 1] and not comparison["missing"]
 
 
 def test_finished_experiments_are_reused_unless_the_config_changes(smoke):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from lab.harness.problems import list_problems, load_problem
-from lab.policy.prompts import prompt_text
+from lab.policy.prompts import prompt_text, prompt_texts
+from tests.conftest import ROOT
 
 
 @pytest.mark.parametrize("problem", list_problems())
@@ -16,3 +17,121 @@ def test_serial_prompt_takes_out_openmp(problem):
     assert sentence.startswith("Execution model: serial.")
     assert "Execution model: OpenMP" in prompt_text(problem, mode="openmp", threads=2)
     assert prompt_text(problem) == load_problem(problem).prompt  # no mode: the problem's text as it is
+
+
+# --- training and held-out phrasings ---------------------------------------------------------
+
+
+def _body(prompt: str) -> str:
+    """A prompt without the sentences the lab appends (execution model, permitted techniques)."""
+    return prompt.split("\n\nExecution model:")[0].split("\n\nPermitted optimization techniques:")[0]
+
+
+@pytest.mark.parametrize("problem", list_problems())
+def test_every_problem_has_four_training_and_four_held_out_phrasings(problem):
+    p = load_problem(problem)
+    assert len(p.train_prompts) >= 4 and len(p.eval_prompts) >= 4
+    for split in ("train", "eval"):
+        for mode in (None, "serial", "openmp"):
+            texts = prompt_texts(problem, split, mode)
+            assert len(set(texts)) == len(texts)
+            for text in texts:
+                assert f"{p.signature};" in text and "```c" in text
+                if mode == "serial":
+                    assert "OpenMP" not in _body(text) and "omp.h" not in _body(text)
+                else:
+                    assert "omp.h" in _body(text)
+    train = {" ".join(t.split()) for t in prompt_texts(problem, "train", "openmp")}
+    assert not train & {" ".join(t.split()) for t in prompt_texts(problem, "eval", "openmp")}
+
+
+def test_phrasing_numbers_wrap_and_splits_are_checked():
+    assert prompt_text("dot", phrasing=5) == prompt_text("dot", phrasing=1)
+    assert prompt_text("dot", phrasing=1, split="eval") != prompt_text("dot", phrasing=1)
+    with pytest.raises(ValueError, match="unknown prompt split"):
+        prompt_text("dot", split="test")
+
+
+SIG = "void f(int n, double *x)"
+
+
+@pytest.mark.parametrize(
+    "splits, message",
+    [
+        ({"train": [], "eval": ["    void f(int n, double *x);"]}, "train_prompts: list at least one"),
+        (
+            {"train": ["Write    void f(int n, double *x);"], "eval": ["write  void f(int n,   double *x);"]},
+            "also a training",
+        ),
+        ({"train": ["Write f."], "eval": [f"{SIG};"]}, r"train_prompts\[0\]: does not state the signature"),
+        ({"train": [f"{SIG}; Use OpenMP."], "eval": [f"{SIG};"]}, "mentions OpenMP outside"),
+        ({"train": [f"{SIG}; include omp.h"], "eval": [f"{SIG};"]}, "mentions OpenMP outside"),
+        ({"train": [f"{SIG};{{openmp: a {{b}} }}"], "eval": [f"{SIG};"]}, "unbalanced or unknown"),
+        ({"train": [f"{SIG};{{serial: x}}"], "eval": [f"{SIG};"]}, "unbalanced or unknown"),
+        ({"train": [f"{SIG}; A", f"{SIG};  a"], "eval": [f"{SIG};"]}, "repeated"),
+    ],
+)
+def test_bad_phrasings_are_refused_in_one_line(splits, message):
+    from lab.harness.problems import BadProblem, _check_phrasings
+
+    with pytest.raises(BadProblem, match=message) as err:
+        _check_phrasings("p/problem.toml", SIG, splits)
+    assert "\n" not in str(err.value) and str(err.value).startswith("p/problem.toml: ")
+
+
+def test_words_that_merely_contain_omp_are_not_openmp():
+    from lab.harness.problems import _check_phrasings
+
+    _check_phrasings("p.toml", SIG, {"train": [f"{SIG}; it computes a compressed sum"], "eval": [f"It: {SIG};"]})
+
+
+def test_a_config_naming_a_problem_with_overlapping_phrasings_is_refused(monkeypatch, tmp_path):
+    from lab.analysis import experiments
+    from lab.config import ConfigError
+    from lab.harness.problems import BadProblem
+
+    def bad(name):
+        raise BadProblem(
+            f"harness/{name}/problem.toml: eval_prompts[0] is also a training phrasing; held-out prompts must differ"
+        )
+
+    monkeypatch.setattr(experiments, "load_problem", bad)
+    config = tmp_path / "c.yaml"
+    config.write_text("defaults: " + str(ROOT / "configs" / "default.yaml") + "\n")
+    with pytest.raises(
+        ConfigError, match=r"c.yaml: experiments.baseline: harness/dgemm/problem.toml: eval_prompts\[0\]"
+    ):
+        experiments.open_config(config)
+
+
+def test_training_never_shows_a_held_out_phrasing():
+    from lab.config import load_config
+    from lab.policy.seed_policy.corpus import make_corpus
+    from lab.rl.sqd import SQDSchedule
+    from lab.rl.train import suite_rows
+
+    held_out = {
+        _body(t) for p in list_problems() for m in (None, "serial", "openmp") for t in prompt_texts(p, "eval", m)
+    }
+    train = {
+        _body(t) for p in list_problems() for m in (None, "serial", "openmp") for t in prompt_texts(p, "train", m, 4)
+    }
+    train |= {_body(t) for p in list_problems() for m in ("openmp",) for t in prompt_texts(p, "train", m, 1)}
+    corpus = [_body(e.prompt) for e in make_corpus(400, seed=3)]
+    assert not set(corpus) & held_out and len(set(corpus)) > 100  # varied wording, none held out
+    # Recombined prompts are made of training sentences: no sentence only a held-out phrasing has.
+    from lab.policy.seed_policy.wording import units
+
+    for p in list_problems():
+        train_units = {u for t in prompt_texts(p, "train", "openmp") for u in units(t)[1]}
+        only_held_out = {u for t in prompt_texts(p, "eval", "openmp") for u in units(t)[1]} - train_units
+        assert not [u for u in only_held_out if len(u.split()) >= 6 and any(u in b for b in corpus)]
+    suite = load_config(ROOT / "configs" / "suite.yaml").experiment("grpo")
+    rows = [_body(r["prompt"][0]["content"]) for r in suite_rows(suite)]
+    assert all(b in train for b in rows) and len(set(rows)) > 4
+    schedule = SQDSchedule(
+        ["dgemm"], suite.sqd or load_config(ROOT / "configs" / "default.yaml").experiment("grpo_sqd").sqd
+    )
+    stream = schedule.rows()
+    sqd = [_body(next(stream)["prompt"][0]["content"]) for _ in range(8)]
+    assert all(b in train for b in sqd) and len(set(sqd)) == 4

@@ -136,7 +136,7 @@ def test_log_speedup_is_log1p():
 
 
 def test_invalid_positive_term_raises():
-    with pytest.raises(ValueError, match="'gflops', 'speedup' or 'log_speedup'"):
+    with pytest.raises(ValueError, match="'gflops', 'speedup', 'log_speedup' or 'rank'"):
         RewardConfig(positive="time")
 
 
@@ -315,3 +315,27 @@ def test_mode_column_measures_each_row_in_its_execution_model():
     fn(["a", "bb", "ccc"], problem=["dot", "dot", "dgemm"], mode=["serial", "openmp", "serial"])
     calls = sorted((problem, cfg.mode, cfg.threads, texts) for (texts, problem), cfg in zip(fake.calls, fake.configs))
     assert calls == [("dgemm", "serial", 1, ["ccc"]), ("dot", "openmp", 2, ["bb"]), ("dot", "serial", 1, ["a"])]
+
+
+def test_rank_reward_orders_a_group_whatever_its_scale():
+    from lab.rl.reward import group_rewards
+
+    cfg = RewardConfig(positive="rank")
+    results = [
+        EvalResult(status="ok", gflops=50.0, speedup=40.0),
+        EvalResult(status="compile_error"),
+        EvalResult(status="ok", gflops=2.0, speedup=1.5),
+        EvalResult(status="wrong_result"),
+        EvalResult(status="harness_error"),
+        EvalResult(status="ok", gflops=0.1, speedup=0.9),  # another group: alone, so 0
+    ]
+    rewards = group_rewards(results, ["g"] * 5 + ["h"], cfg)
+    # Within g (harness error left out): fastest ok > slower ok > wrong result (-10) > compile error (-40).
+    assert rewards[:4] == [1.0, 0.0, 2 / 3, 1 / 3]
+    assert rewards[4] == pytest.approx(sum(rewards[:4]) / 4)  # the harness's failure: the group's mean
+    assert rewards[5] == 0.0
+    # Scale-free: multiplying every speedup by 100 changes nothing.
+    scaled = [
+        EvalResult(status=r.status, gflops=r.gflops, speedup=r.speedup * 100 if r.speedup else None) for r in results
+    ]
+    assert group_rewards(scaled, ["g"] * 5 + ["h"], cfg) == rewards

@@ -213,6 +213,13 @@ def test_resume_after_a_kill_finishes_with_complete_results(tiny_policy, tmp_pat
     lines = (out / "train_log.jsonl").read_text().splitlines()
     rows = [json.loads(line) for line in lines]
     assert [r["step"] for r in rows] == [1, 2, 3, 4, 5, 6]
+    # Every scored completion once: the killed run's records past its checkpoint were dropped.
+    scored = [json.loads(line) for line in (out / "training_samples.jsonl").read_text().splitlines()]
+    batch = sum(rows[0]["status_counts"].values())
+    assert [r["step"] for r in scored] == [s for s in range(1, 7) for _ in range(batch)]
+    for row in rows:
+        statuses = sorted(r["status"] for r in scored if r["step"] == row["step"])
+        assert statuses == sorted(s for s, c in row["status_counts"].items() for _ in range(c))
     if done < 6:
         assert lines[:done] == before  # resumed: the steps the checkpoint covers were kept, not redone
     assert (out / "final" / "config.json").exists() and (out / "checkpoint-6").exists()
@@ -253,7 +260,7 @@ def test_a_run_killed_after_its_last_checkpoint_trains_no_more(tiny_policy, tmp_
         name="run",
         runs_dir=str(tmp_path),
     )
-    out = tmp_path / "run"  # the experiment's run_dir: train's default output folder
+    out = tmp_path / "run" / "s0"  # the run_dir of seed 0: train's default output folder
     assert cfg.run_dir == out and train(cfg) == out / "final"
     log = (out / "train_log.jsonl").read_text()
     weights = (out / "final" / "model.safetensors").read_bytes()

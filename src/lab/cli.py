@@ -6,7 +6,7 @@
     lab score-examples [--out results/examples]
     lab problems [--json]
     lab sample --model PATH_OR_ID --problem dgemm --num N [--permit TECH,...] --out S.jsonl
-    lab compare [--config configs/default.yaml] [--seeds 0 1 2]
+    lab compare [--config configs/default.yaml]
     lab calibrate | autotune | seed-model | seed-report
     lab --version
 
@@ -29,7 +29,7 @@ from pathlib import Path
 import yaml
 
 from lab import paths
-from lab.config import MODES, ConfigError, MeasureConfig, RewardConfig, load_config
+from lab.config import MODES, ConfigError, MeasureConfig, RewardConfig
 from lab.files import write_json, write_jsonl
 from lab.harness.evaluate import EvalResult, evaluate_batch
 from lab.harness.problems import UnknownProblem, list_problems, load_problem
@@ -236,6 +236,8 @@ def cmd_sample(args: argparse.Namespace) -> int:
             args.max_new_tokens,
             mode=args.mode,
             threads=args.threads,
+            split=args.prompts,
+            phrasings=len(load_problem(problem).phrasings(args.prompts)),
         )
     except ValueError as err:  # a technique that does not apply to the problem or mode
         raise UsageError(str(err)) from None
@@ -297,28 +299,27 @@ def cmd_autotune(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from lab.analysis.compare import plan_comparison, run_comparison
-    from lab.analysis.experiments import project_dir
+    from lab.analysis.compare import check_fair, write_comparison
+    from lab.analysis.experiments import open_config, run_all
     from lab.analysis.plots import comparison
 
-    config = load_config(Path(args.config).resolve(), args.set)
-    if any(e.suite is not None for e in config.experiments.values()):
-        raise UsageError(f"{args.config}: lab compare compares single-problem arms; this config trains on a suite")
-    os.chdir(project_dir(args.config))
+    config = open_config(Path(args.config).resolve(), args.set)
     try:
-        plan = plan_comparison(config, args.seeds, results_dir=args.results_dir, runs_dir=args.runs_dir)
+        check_fair(config)
     except ValueError as err:
         raise UsageError(str(err)) from None
-    summary = run_comparison(plan, results_dir=args.results_dir)
-    figure = comparison(summary, Path(args.results_dir) / "figures")
-    for arm, data in summary["arms"].items():
-        med = {k: v["median"] for k, v in data["stats"].items()}
+    run_all(config)  # finished arms of the same config are reused
+    summary = write_comparison(config)
+    figure = comparison(summary, Path(config.figures_dir))
+    for pair in summary["pairs"]:
         shown = ", ".join(
-            f"{k} {'—' if med[k] is None else f'{med[k]:.3g}'}"
-            for k in ("best_gflops", "mean_gflops_ok", "pass_at_1", "distinct_technique_sets_ok", "archive_coverage")
+            f"{m} {d['difference']:+.3g} [{d['ci'][0]:+.3g}, {d['ci'][1]:+.3g}] {d['verdict_holm']}"
+            if d["difference"] is not None and d["ci"]
+            else f"{m} —"
+            for m, d in pair["metrics"].items()
         )
-        print(f"{arm}: {shown} (medians of {len(data['runs'])} seeds)")
-    print(f"wrote {Path(args.results_dir) / 'comparison.json'} and {figure}")
+        print(f"{pair['a']} - {pair['b']}: {shown}")
+    print(f"wrote {Path(config.results_dir) / 'comparison.json'} and {figure}")
     return 0
 
 
@@ -438,6 +439,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="state this execution model in the prompt (default: the problem's own prompt, no model stated)",
     )
     p.add_argument("--threads", type=int, default=2, help="the thread count an openmp prompt states")
+    p.add_argument(
+        "--prompts",
+        choices=("train", "eval"),
+        default="train",
+        help="the problem's training phrasings or its held-out evaluation ones, each in turn",
+    )
     p.add_argument("--out", required=True)
 
     p = command("seed-report", "sample and score the seed policy (results/seed_policy.json)", cmd_seed_report)
@@ -466,12 +473,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     p.add_argument("--out", default="results/autotune.json")
 
-    p = command("compare", "GRPO-only vs GRPO+SQD over several seeds (results/comparison.json)", cmd_compare)
-    p.add_argument("--config", default="configs/default.yaml", help="YAML with grpo and grpo_sqd experiments")
+    p = command("compare", "every arm against every other, with intervals (results/comparison.json)", cmd_compare)
+    p.add_argument("--config", default="configs/default.yaml", help="a single-problem config")
     overrides(p)
-    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    p.add_argument("--results-dir", default="results")
-    p.add_argument("--runs-dir", default="runs/compare", help="checkpoints (not committed)")
 
     p = command("problems", "list the problems and their execution models", cmd_problems)
     p.add_argument("--json", action="store_true", help="one JSON list of {name, modes, signature, n, odd_n, unit}")

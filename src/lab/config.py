@@ -16,7 +16,7 @@ that names each experiment with what it changes, and optionally `defaults`, a fi
         sqd: {steps_per_stage: 1} # only grpo_sqd changes its SQD schedule
 
 Merging is by key: mappings merge key by key, anything else (numbers, text, lists,
-null) replaces. An experiment's settings are the shared ones with its own entry
+null) replaces; an experiment set to null (`grpo_rft: null`) is dropped. An experiment's settings are the shared ones with its own entry
 merged on top. `--set key.path=value` on the command line is one more layer on top
 (`train.steps=5` for every experiment, `experiments.grpo.train.steps=5` for one).
 
@@ -47,6 +47,7 @@ _STRICT = ConfigDict(extra="forbid")
 
 PositiveInt = Annotated[StrictInt, Field(ge=1)]
 NonNegativeFloat = Annotated[StrictFloat, Field(ge=0)]
+NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
 PositiveFloat = Annotated[StrictFloat, Field(gt=0)]
 
 #: The statuses every evaluated completion ends in (see lab.harness.evaluate).
@@ -124,7 +125,8 @@ class RewardConfig:
     """The reward of each status: a penalty per failure, a performance term for `ok`."""
 
     penalties: dict[StrictStr, StrictFloat] = field(default_factory=_default_penalties)
-    positive: Literal["gflops", "speedup", "log_speedup"] = "gflops"  # gflops: the paper's choice
+    # gflops: the paper's choice; rank: each completion's standing within its GRPO group (lab.rl.reward)
+    positive: Literal["gflops", "speedup", "log_speedup", "rank"] = "gflops"
     # A `harness_error` is the harness's fault, not the policy's: by default it gets the mean reward
     # of the other completions of its prompt, so its advantage is zero; or a fixed number.
     harness_error: Literal["group_mean"] | StrictFloat = "group_mean"
@@ -158,6 +160,18 @@ class SQDConfig:
 
 
 @dataclass(frozen=True, config=_STRICT)
+class WarmStartConfig:
+    """Rejection-sampling fine-tuning before GRPO (lab.rl.warm_start): sample the starting policy on
+    the training phrasings, keep the correct kernels weighted by speedup, fine-tune on them."""
+
+    samples: PositiveInt = 192  # completions per (problem, mode) scored, like reward evaluations
+    max_copies: PositiveInt = 8  # copies of the fastest kept kernel in the fine-tuning set; slower ones fewer, >= 1
+    epochs: PositiveFloat = 3.0
+    learning_rate: PositiveFloat = 2e-4
+    temperature: PositiveFloat = 1.0
+
+
+@dataclass(frozen=True, config=_STRICT)
 class TrainConfig:
     """GRPO's budget and optimizer (TRL's GRPOTrainer)."""
 
@@ -182,11 +196,15 @@ class TrainConfig:
 
 @dataclass(frozen=True, config=_STRICT)
 class EvaluationConfig:
-    """The evaluation protocol: how many completions of the plain prompt are sampled and scored."""
+    """The evaluation protocol: completions of the held-out prompt phrasings (the problem's
+    eval_prompts, in turn), sampled and scored per (problem, mode) and seed."""
 
-    samples: PositiveInt = 32  # completions per evaluation prompt (k)
+    samples: PositiveInt = 48  # completions per (problem, mode) and seed: 144 per arm over 3 seeds
     temperature: NonNegativeFloat = 1.0  # 0 = greedy
     max_new_tokens: PositiveInt = 512
+    # The learning curve: completions per (problem, mode) and seed scored at each saved
+    # checkpoint of a trained arm and at step 0 (the starting policy); 0 = no curve.
+    curve_samples: NonNegativeInt = 16
 
 
 @dataclass(frozen=True, config=_STRICT)
@@ -206,7 +224,10 @@ class ExperimentConfig:
     kind: Literal["baseline", "grpo"] = "baseline"  # baseline: evaluate the policy as it is; grpo: train first
     model: StrictStr = "models/seed-policy"  # local directory or hub id
     problem: StrictStr = "dgemm"
-    seed: StrictInt = 0  # sampling, training and SQD draws
+    # The runs of the experiment: a trained arm trains once per seed (into runs_dir/name/s<seed>),
+    # and every arm samples its evaluation with each seed; metrics pool them, with intervals.
+    seeds: list[StrictInt] = field(default_factory=lambda: [0, 1, 2])
+    seed: StrictInt = 0  # one run's seed (sampling, training and SQD draws): set per run from `seeds`
     results_dir: StrictStr = "results"
     runs_dir: StrictStr = "runs"  # checkpoints (not committed)
     measure: MeasureConfig = field(default_factory=MeasureConfig)
@@ -214,6 +235,7 @@ class ExperimentConfig:
     evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     sqd: SQDConfig | None = None  # None: plain prompts (GRPO-only); set: GRPO+SQD
+    warm_start: WarmStartConfig | None = None  # set: rejection-sampling fine-tuning before GRPO
     # A suite: the (problem, mode) pairs trained on (each GRPO group is one of them, drawn by
     # weight) and evaluated (every pair). None: `problem` alone, with the problem's own prompt.
     # Serial entries run on 1 thread; OpenMP entries on measure.threads.
@@ -222,8 +244,10 @@ class ExperimentConfig:
     def __post_init__(self):
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", self.name) or self.name.startswith("."):
             raise ValueError(f"experiment names are folder names (letters, digits, _ . -), got {self.name!r}")
-        if self.kind == "baseline" and self.sqd is not None:
-            raise ValueError("sqd needs kind: grpo (a baseline does not train)")
+        if not self.seeds or len(set(self.seeds)) < len(self.seeds):
+            raise ValueError(f"seeds: list distinct seeds, at least one (got {self.seeds})")
+        if self.kind == "baseline" and (self.sqd is not None or self.warm_start is not None):
+            raise ValueError("sqd and warm_start need kind: grpo (a baseline does not train)")
         if self.suite is not None:
             if not self.suite:
                 raise ValueError("suite: list at least one {problem, mode} entry, or leave it out")
@@ -249,7 +273,12 @@ class ExperimentConfig:
 
     @property
     def run_dir(self) -> Path:
-        return Path(self.runs_dir) / self.name
+        """Where the run of this config's `seed` trains (one folder per seed)."""
+        return Path(self.runs_dir) / self.name / f"s{self.seed}"
+
+    def for_seed(self, seed: int) -> ExperimentConfig:
+        """The config of one run: this experiment with `seed`."""
+        return dataclasses.replace(self, seed=seed)
 
     def to_dict(self) -> dict:
         """The config as the JSON written beside its results (and read back by `from_dict`)."""
@@ -395,6 +424,9 @@ def load_config(path: str | Path, overrides: Sequence[str] = ()) -> LabConfig:
                 if not isinstance(value, dict):
                     raise ConfigError(f"{source}: experiments: expected a mapping of experiment names to settings")
                 for name, settings in value.items():
+                    if settings is None and str(name) in experiments:
+                        del experiments[str(name)]  # `name: null` drops an experiment inherited from defaults
+                        continue
                     settings = {} if settings is None else settings
                     if not isinstance(settings, dict):
                         raise ConfigError(f"{source}: experiments.{name}: expected a mapping of settings")

@@ -1,163 +1,157 @@
-"""The fair comparison of GRPO-only and GRPO+SQD: the same budget, several seeds, every spread.
+"""Every arm against every other, on the same held-out evaluation: differences with intervals.
 
-    lab compare --config configs/default.yaml --seeds 0 1 2
+    lab compare --config configs/default.yaml      # runs what is missing, writes results/comparison.json
 
-Each arm is the experiment of the same name in the config (`grpo`, `grpo_sqd`), run
-once per seed with that seed for training and evaluation, into
-`results/compare/<arm>_s<seed>/` (finished runs of the same config are reused,
-unfinished ones resume; see lab.analysis.experiments). Before anything runs, the arms
-must agree on every setting (model, measurement, reward, training budget,
-evaluation protocol); only the SQD schedule may differ. After each run, its log must show every step with a full batch
-of reward evaluations, so both arms are seen to have had the same budget.
+    from lab.analysis.compare import write_comparison
+    summary = write_comparison(load_config("configs/default.yaml"))
 
-`results/comparison.json` then holds, per arm, each run's numbers and their median,
-mean, standard deviation, min and max: best GFLOPS, mean GFLOPS of ok samples,
-pass@1, distinct technique sets among ok samples, training-archive coverage (and QD
-score, expected speedup); plus the per-seed differences (SQD minus GRPO-only), the
-budget and the machine. `lab.analysis.plots.comparison` draws it.
+The arms are the experiments of one single-problem config (baseline, grpo, grpo_sqd...),
+each already evaluated with several seeds (lab.analysis.experiments). Before anything is
+compared, the arms must agree on what makes a comparison fair: every arm on the model,
+problem, measurement, evaluation protocol and seeds; trained arms also on the reward and
+the training budget (only the SQD schedule and the warm start may differ), and each
+trained arm's log must show every step of every seed with a full batch of reward
+evaluations. A warm start's scored samples are reported beside the budget
+(`warm_start_evaluations`): they are reward evaluations the other arms did not get.
+
+`results/comparison.json` then holds, per arm, the headline metrics with their 95%
+intervals, and per pair (a later arm of the file against an earlier one) and metric
+(pass@1, mean and median ok rate, expected speedup): the difference a - b with its
+bootstrap interval (a trained arm's samples resampled by training seed, the base
+policy's as independent samples: lab.analysis.intervals), the ratio a / b with its
+interval, a p-value, and two verdicts (better / worse / no clear difference): `verdict`
+from the interval alone, `verdict_holm` with Holm's correction over every pair and metric
+of the file, which is the one to state. Two trained arms share seeds, so the per-seed
+differences are listed too (`per_seed`). `lab.analysis.plots.comparison` draws it.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import statistics
-import time
+import itertools
 from pathlib import Path
 
-from lab.analysis.experiments import git_commit, run_experiment
+from lab.analysis.experiments import git_commit
+from lab.analysis.intervals import difference, holm, verdict
 from lab.config import ExperimentConfig, LabConfig
 from lab.files import read_json, read_jsonl, write_json
 from lab.harness.machine import machine_summary
 
-ARMS = ("grpo", "grpo_sqd")
-METRICS = (
-    "best_gflops",
-    "mean_gflops_ok",
-    "pass_at_1",
-    "distinct_technique_sets_ok",
-    "archive_coverage",
-    "archive_qd_score",
-    "expected_speedup",
-    "train_s",
-)
-# Everything but these must match between the arms for the comparison to be fair.
-_MAY_DIFFER = {"name", "sqd"}
+#: The metrics compared (names of lab.analysis.metrics / intervals).
+METRICS = ("pass_at_1", "mean_gflops_ok", "median_gflops_ok", "expected_speedup")
+#: Settings every arm shares, and those trained arms share on top.
+_SHARED = ("model", "problem", "measure", "evaluation", "seeds", "suite")
+_SHARED_TRAINED = ("reward", "train")
 
 
-def arm_configs(config: LabConfig, seed: int, results_dir: str, runs_dir: str) -> dict[str, ExperimentConfig]:
-    """The two arms for one seed: the config's `grpo` and `grpo_sqd` experiments with that seed."""
-    missing = [arm for arm in ARMS if arm not in config.experiments]
-    if missing:
-        raise ValueError(f"{config.path} has no {', '.join(missing)} experiment to compare")
-    configs = {
-        arm: dataclasses.replace(
-            config.experiment(arm), name=f"{arm}_s{seed}", seed=seed, results_dir=results_dir, runs_dir=runs_dir
-        )
-        for arm in ARMS
-    }
-    if configs["grpo_sqd"].kind != "grpo" or configs["grpo_sqd"].sqd is None:
-        raise ValueError("the grpo_sqd experiment needs kind: grpo and an sqd section")
-    if configs["grpo"].kind != "grpo" or configs["grpo"].sqd is not None:
-        raise ValueError("the grpo experiment must be kind: grpo without sqd")
-    _check_fair(configs["grpo"], configs["grpo_sqd"])
-    return configs
+def check_fair(config: LabConfig) -> None:
+    """Raise ValueError naming the settings in which two arms differ where they must agree."""
+    arms = list(config.experiments.values())
+    if any(a.suite is not None for a in arms):
+        raise ValueError(f"{config.path}: comparisons are of single-problem arms; lab.analysis.suite compares suites")
+    for a, b in itertools.combinations(arms, 2):
+        keys = _SHARED + (_SHARED_TRAINED if a.kind == b.kind == "grpo" else ())
+        da, db = a.to_dict(), b.to_dict()
+        diff = [k for k in keys if da[k] != db[k]]
+        if diff:
+            raise ValueError(f"unfair comparison: {a.name} and {b.name} differ in {', '.join(diff)}")
 
 
-def _check_fair(a: ExperimentConfig, b: ExperimentConfig) -> None:
-    da, db = a.to_dict(), b.to_dict()
-    diff = [k for k in da if k not in _MAY_DIFFER and da[k] != db[k]]
-    if diff:
-        raise ValueError(f"unfair comparison: the arms differ in {', '.join(diff)}")
-
-
-def _run_numbers(cfg: ExperimentConfig, metrics: dict) -> dict:
-    archive = metrics.get("archive") or {}
+def check_budget(cfg: ExperimentConfig) -> int:
+    """The reward evaluations of a trained arm; raises RuntimeError unless its log shows every
+    step of every seed with a full batch."""
     log = read_jsonl(cfg.out_dir / "train_log.jsonl")
-    evaluations = [sum(row["status_counts"].values()) for row in log]
-    if [row["step"] for row in log] != list(range(1, cfg.train.steps + 1)) or any(
-        e != cfg.train.batch_size for e in evaluations
-    ):
-        raise RuntimeError(
-            f"{cfg.out_dir}: the training log does not show {cfg.train.steps} steps of "
-            f"{cfg.train.batch_size} reward evaluations each; the comparison would be unfair"
-        )
-    return {
-        "train_s": round(sum(row["step_s"] for row in log), 1),
-        "reward_evaluations": sum(evaluations),
-        "best_gflops": metrics["best_gflops"],
-        "mean_gflops_ok": metrics["mean_gflops_ok"],
-        "pass_at_1": metrics["pass_at_1"],
-        "distinct_technique_sets_ok": metrics["distinct_technique_sets_ok"],
-        "archive_coverage": archive.get("coverage"),
-        "archive_qd_score": archive.get("qd_score"),
-        "expected_speedup": metrics["expected_speedup"],
-    }
+    total = 0
+    for seed in cfg.seeds:
+        rows = [r for r in log if r.get("seed") == seed]
+        counts = [sum(r["status_counts"].values()) for r in rows]
+        if [r["step"] for r in rows] != list(range(1, cfg.train.steps + 1)) or any(
+            c != cfg.train.batch_size for c in counts
+        ):
+            raise RuntimeError(
+                f"{cfg.out_dir}: seed {seed}'s training log does not show {cfg.train.steps} steps of "
+                f"{cfg.train.batch_size} reward evaluations each; the comparison would be unfair"
+            )
+        total += sum(counts)
+    return total
 
 
-def spread(values: list[float | None]) -> dict:
-    """median, mean, std (sample), min, max and n of the values that exist.
-
-    >>> spread([1.0, 2.0, None, 6.0])["median"], spread([1.0, 2.0, None, 6.0])["n"]
-    (2.0, 3)
-    """
-    xs = [v for v in values if v is not None]
-    if not xs:
-        return {"median": None, "mean": None, "std": None, "min": None, "max": None, "n": 0}
-    return {
-        "median": statistics.median(xs),
-        "mean": statistics.fmean(xs),
-        "std": statistics.stdev(xs) if len(xs) > 1 else 0.0,
-        "min": min(xs),
-        "max": max(xs),
-        "n": len(xs),
-    }
-
-
-def summarize_comparison(runs: dict[str, list[dict]], budget: dict) -> dict:
-    """comparison.json's content from each arm's per-seed numbers (lists in seed order)."""
-    arms = {arm: {"runs": rs, "stats": {m: spread([r[m] for r in rs]) for m in METRICS}} for arm, rs in runs.items()}
-    paired = {}
+def _arm(cfg: ExperimentConfig) -> dict:
+    metrics = read_json(cfg.out_dir / "metrics.json")
+    samples = read_jsonl(cfg.out_dir / "samples.jsonl")
+    trained = cfg.kind == "grpo"
+    keep = ("n_samples", "seeds", "openblas_gflops", "best_gflops", "distinct_technique_sets_ok", "truncation_rate")
+    headline = {k: metrics.get(k) for k in keep}
     for m in METRICS:
-        diffs = [None if a[m] is None or b[m] is None else b[m] - a[m] for a, b in zip(runs["grpo"], runs["grpo_sqd"])]
-        paired[m] = {"per_seed": diffs, **spread(diffs)}
-    return {**budget, "arms": arms, "sqd_minus_grpo": paired}
+        headline[m], headline[f"{m}_ci"] = metrics.get(m), metrics.get(f"{m}_ci")
+    return {
+        "kind": cfg.kind,
+        "sqd": cfg.sqd is not None,
+        "reward_evaluations": check_budget(cfg) if trained else 0,
+        "warm_start_evaluations": sum(s["scored"] for s in _warm_starts(cfg).values()),
+        "training_best_gflops": (metrics.get("training") or {}).get("best_gflops"),
+        "metrics": headline,
+        "per_seed": metrics.get("per_seed") or {},
+        "_samples": samples,
+        "_clusters": [s["seed"] for s in samples] if trained else None,
+    }
 
 
-def plan_comparison(
-    config: LabConfig, seeds: list[int], results_dir: str = "results", runs_dir: str = "runs/compare"
-) -> dict[int, dict[str, ExperimentConfig]]:
-    """Both arms' configs per seed, checked for fairness before anything runs."""
-    if len(seeds) < 1 or len(set(seeds)) != len(seeds):
-        raise ValueError("seeds must be distinct and at least one")
-    return {seed: arm_configs(config, seed, str(Path(results_dir) / "compare"), runs_dir) for seed in seeds}
+def finished(cfg: ExperimentConfig) -> bool:
+    path = cfg.out_dir / "metrics.json"
+    return path.exists() and read_json(path).get("complete") is True
 
 
-def run_comparison(plan: dict[int, dict[str, ExperimentConfig]], results_dir: str = "results") -> dict:
-    """Train and evaluate both arms for each seed of the plan, then write results/comparison.json."""
-    seeds = list(plan)
-    runs: dict[str, list[dict]] = {arm: [] for arm in ARMS}
-    started = time.monotonic()
-    for i, seed in enumerate(seeds):
-        for j, (arm, cfg) in enumerate(plan[seed].items()):
-            print(f"[compare] run {i * len(ARMS) + j + 1}/{len(seeds) * len(ARMS)}: {arm}, seed {seed}", flush=True)
-            metrics = run_experiment(cfg)
-            runs[arm].append({"seed": seed, **_run_numbers(cfg, metrics)})
-    first = plan[seeds[0]]
-    t = first["grpo"].train
-    budget = {
-        "seeds": seeds,
-        "steps": t.steps,
-        "group_size": t.group_size,
-        "prompts_per_step": t.prompts_per_step,
-        "reward_evaluations": t.steps * t.batch_size,
-        "eval_samples": first["grpo"].evaluation.samples,
-        "sqd": first["grpo_sqd"].to_dict()["sqd"],
-        "wall_s_this_invocation": round(time.monotonic() - started, 1),
+def _warm_starts(cfg: ExperimentConfig) -> dict:
+    path = cfg.out_dir / "warm_start.json"
+    return read_json(path) if path.exists() else {}
+
+
+def compare(config: LabConfig) -> dict:
+    """comparison.json's content from the finished experiments of `config` (those not finished
+    are listed under `missing`)."""
+    check_fair(config)
+    arms = {name: _arm(cfg) for name, cfg in config.experiments.items() if finished(cfg)}
+    missing = [name for name in config.experiments if name not in arms]
+    pairs = []
+    for b, a in itertools.combinations(arms, 2):
+        A, B = arms[a], arms[b]
+        entry = {"a": a, "b": b, "metrics": {}}
+        for m in METRICS:
+            entry["metrics"][m] = difference(A["_samples"], B["_samples"], m, A["_clusters"], B["_clusters"])
+        if A["kind"] == B["kind"] == "grpo":
+            entry["per_seed"] = {
+                m: {
+                    s: (A["per_seed"][s][m] - B["per_seed"][s][m])
+                    if A["per_seed"].get(s, {}).get(m) is not None and B["per_seed"].get(s, {}).get(m) is not None
+                    else None
+                    for s in A["per_seed"]
+                }
+                for m in METRICS
+            }
+        pairs.append(entry)
+    tests = [d for p in pairs for d in p["metrics"].values()]
+    rejected = holm([d["p_value"] if d["p_value"] is not None else 1.0 for d in tests])
+    for d, reject in zip(tests, rejected):
+        d["verdict"] = verdict(d["ci"])
+        d["verdict_holm"] = d["verdict"] if reject else "no clear difference"
+    first = next(iter(config.experiments.values()))
+    return {
+        "config": config.path,
+        "arms": {name: {k: v for k, v in arm.items() if not k.startswith("_")} for name, arm in arms.items()},
+        "pairs": pairs,
+        "missing": missing,
+        "seeds": first.seeds,
+        "eval_samples_per_seed": first.evaluation.samples,
+        "tests": len(tests),
         "git_commit": git_commit(),
         "machine": machine_summary(),
     }
-    summary = summarize_comparison(runs, budget)
-    write_json(Path(results_dir) / "comparison.json", summary)
+
+
+def write_comparison(config: LabConfig) -> dict:
+    """compare(config), written to <results_dir>/comparison.json."""
+    summary = compare(config)
+    write_json(Path(config.results_dir) / "comparison.json", summary)
     return summary
 
 

@@ -34,6 +34,7 @@ committed results instead of overwriting them; `overwrite=True` (`lab run
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import statistics
@@ -42,22 +43,27 @@ from collections import Counter
 from pathlib import Path
 
 from lab import paths
+from lab.analysis.intervals import metric_intervals
 from lab.analysis.metrics import summarize
-from lab.config import ExperimentConfig, LabConfig, load_config
+from lab.config import ConfigError, ExperimentConfig, LabConfig, load_config
 from lab.files import read_json, read_jsonl, tree_hash, write_json, write_jsonl
 from lab.harness.calibrate import BLAS_PROBLEMS
 from lab.harness.evaluate import evaluate_batch
 from lab.harness.extract import source_or_none
 from lab.harness.machine import machine_fingerprint, machine_summary, openblas_gflops
-from lab.harness.problems import load_problem
+from lab.harness.problems import BadProblem, UnknownProblem, load_problem
 from lab.harness.sandbox import isolation_level
+from lab.policy.prompts import prompt_texts
 from lab.policy.sample import load_policy, sample_records
 from lab.rl.reward import reward_from_result
-from lab.rl.train import changed_fields, config_changes, train
+from lab.rl.train import TRAINING_SAMPLES, changed_fields, config_changes, text_hash, train, training_config
+from lab.rl.warm_start import warm_start
 from lab.techniques import TECHNIQUES, detect
 
+WARM_START = "warm_start"  # the folder of a run's warm start, under its run_dir
+
 #: config.json entries that describe the run, not the experiment: they may differ on a rerun.
-_RUN_FACTS = frozenset({"git_commit", "machine", "isolation"})
+_RUN_FACTS = frozenset({"git_commit", "machine", "isolation", "train_prompts"})
 
 
 def code_fingerprint() -> str:
@@ -100,8 +106,20 @@ def open_config(config_path: str | Path, overrides: list[str] | tuple = ()) -> L
     root, where make and papermill run."""
     path = find_config(config_path)
     config = load_config(path, overrides)
+    check_problems(config)
     os.chdir(project_dir(path))
     return config
+
+
+def check_problems(config: LabConfig) -> None:
+    """Every problem a config names loads (exists, its training and held-out phrasings do not
+    overlap...), else ConfigError with the config file and the problem's one-line reason."""
+    for cfg in config.experiments.values():
+        for entry in cfg.entries:
+            try:
+                load_problem(entry.problem)
+            except (UnknownProblem, BadProblem) as err:
+                raise ConfigError(f"{config.path}: experiments.{cfg.name}: {err}") from None
 
 
 def open_experiment(config_path: str | Path, name: str, overrides: list[str] | tuple = ()) -> ExperimentConfig:
@@ -126,7 +144,15 @@ def is_complete(cfg: ExperimentConfig) -> bool:
 
 def _start(cfg: ExperimentConfig) -> None:
     cfg.out_dir.mkdir(parents=True, exist_ok=True)
-    for stale in ("metrics.json", "train_log.jsonl", "archive.json"):
+    for stale in (
+        "metrics.json",
+        "train_log.jsonl",
+        "archive.json",
+        "archive_stats.json",
+        TRAINING_SAMPLES,
+        "learning_curve.json",
+        "warm_start.json",
+    ):
         (cfg.out_dir / stale).unlink(missing_ok=True)
     write_json(
         cfg.out_dir / "config.json",
@@ -136,25 +162,50 @@ def _start(cfg: ExperimentConfig) -> None:
             "git_commit": git_commit(),
             "machine": machine_summary(),
             "isolation": isolation_level(),
+            # What training may show the policy (the phrasings, in each entry's mode); evaluation
+            # asks the held-out ones, listed in metrics.json as eval_prompts.
+            "train_prompts": train_prompts(cfg),
         },
     )
 
 
-def evaluate_policy(cfg: ExperimentConfig, model: str) -> dict:
-    """The evaluation protocol on `model`: samples.jsonl, then metrics.json (written last).
-    A suite is evaluated on every (problem, mode) entry, each with its own prompt and
-    measurement; metrics.json then holds one row per entry and the means per mode."""
-    policy = load_policy(model)
-    samples: list[dict] = []
-    rows = []
-    for entry in cfg.entries:
-        row, entry_samples = _evaluate_entry(cfg, model, policy, entry.problem, entry.mode)
-        rows.append(row)
-        samples += entry_samples
+def train_prompts(cfg: ExperimentConfig) -> list[str] | dict[str, list[str]]:
+    """The training phrasings of a single problem (a list), or of each `problem/mode` of a suite."""
+    texts = {
+        f"{e.problem}/{e.mode}": prompt_texts(e.problem, "train", e.mode, cfg.measure.threads) for e in cfg.entries
+    }
+    return next(iter(texts.values())) if cfg.suite is None else texts
+
+
+def evaluate_policy(
+    cfg: ExperimentConfig,
+    models: dict[int, str] | str,
+    seen: dict[int, set[str]] | None = None,
+    curve: dict | None = None,
+) -> dict:
+    """The evaluation protocol: samples.jsonl, then metrics.json (written last).
+
+    `models` maps each seed to the policy it evaluates (one trained run per seed), or is one
+    policy sampled with every seed of the config. Every (problem, mode) entry is sampled
+    `evaluation.samples` times per seed over the held-out phrasings and measured in its mode;
+    `seen` (seed -> text hashes scored in that seed's training) marks `seen_in_training`;
+    a learning `curve` (learning_curve) gets these final metrics as its last point and is
+    written to learning_curve.json.
+    A single problem's metrics sit at the top level; a suite's in one row per entry, with
+    the means per mode."""
+    models = models if isinstance(models, dict) else dict.fromkeys(cfg.seeds, models)
+    trained = cfg.kind != "baseline"
+    samples = _sample_and_score(cfg, models, cfg.evaluation.samples, seen or {})
     write_jsonl(cfg.out_dir / "samples.jsonl", samples)
-    metrics = {"experiment": cfg.name, "model": model}
+    rows = [_entry_row(cfg, e.problem, e.mode, _of_entry(samples, e.problem, e.mode), trained) for e in cfg.entries]
+    if curve is not None:
+        curve["points"].append(_curve_point(cfg.train.steps, list(models), rows))
+        write_json(cfg.out_dir / "learning_curve.json", curve)
+    metrics = {"experiment": cfg.name, "model": models[cfg.seeds[0]] if len(set(models.values())) == 1 else models}
+    metrics["seeds"] = list(models)
+    metrics["seeds_are_training_runs"] = trained  # the intervals resample them as clusters
     if cfg.suite is None:
-        metrics.update({k: v for k, v in rows[0].items() if k not in ("mode", "threads")})
+        metrics.update(rows[0])
     else:
         metrics.update(
             {"suite": [f"{e.problem}/{e.mode}" for e in cfg.suite], "rows": rows, "by_mode": mode_means(rows)}
@@ -166,57 +217,139 @@ def evaluate_policy(cfg: ExperimentConfig, model: str) -> dict:
             "isolation": sorted({r["isolation"] for r in samples if r.get("isolation")}),
         }
     )
+    if (cfg.out_dir / TRAINING_SAMPLES).exists():
+        metrics["training"] = training_summary(cfg.out_dir)
     archive_path = cfg.out_dir / "archive.json"
     if archive_path.exists():
         summaries = read_json(archive_path)
         archive = {p: {k: v for k, v in a.items() if k != "elites"} for p, a in summaries.items()}
         metrics["archive"] = archive[cfg.problem] if cfg.suite is None else archive
+        per_seed = cfg.out_dir / "archive_stats.json"
+        if per_seed.exists():
+            metrics["archive_per_seed"] = read_json(per_seed)
     metrics["complete"] = True
     write_json(cfg.out_dir / "metrics.json", metrics)
     return metrics
 
 
-def _evaluate_entry(cfg: ExperimentConfig, model: str, policy, problem_name: str, mode: str) -> tuple[dict, list[dict]]:
-    """Sample and score one (problem, mode): its metrics row and its sample records. A
-    single-problem experiment keeps the problem's own prompt (no mode stated)."""
+def training_summary(out_dir: Path) -> dict:
+    """What training saw, from its log and its record of scored completions: how many were
+    scored, the best rate and speedup among them (overall and per seed), the share of
+    completions cut off at max_completion_length (TRL's clipped ratio, mean over steps) and
+    the share of groups whose rewards had no spread (no gradient)."""
+    scored = read_jsonl(out_dir / TRAINING_SAMPLES)
+    log = read_jsonl(out_dir / "train_log.jsonl")
+    ok = [r for r in scored if r["status"] == "ok"]
+    seeds = list(dict.fromkeys(r["seed"] for r in scored))
+
+    def best(rows, key):
+        values = [r[key] for r in rows if r.get(key) is not None]
+        return max(values) if values else None
+
+    return {
+        "scored": len(scored),
+        "ok": len(ok),
+        "best_gflops": best(ok, "gflops"),
+        "best_speedup": best(ok, "speedup"),
+        "best_gflops_per_seed": {str(s): best([r for r in ok if r["seed"] == s], "gflops") for s in seeds},
+        "truncation_rate": statistics.fmean(r.get("completions/clipped_ratio", 0.0) for r in log) if log else None,
+        "zero_spread_groups": statistics.fmean(r.get("frac_reward_zero_std", 0.0) for r in log) if log else None,
+    }
+
+
+def _of_entry(samples: list[dict], problem: str, mode: str) -> list[dict]:
+    return [s for s in samples if s["problem"] == problem and s["mode"] == mode]
+
+
+def _sample_and_score(cfg: ExperimentConfig, models: dict[int, str], num: int, seen: dict[int, set[str]]) -> list[dict]:
+    """`num` completions per seed and (problem, mode) of the held-out phrasings, scored: each
+    sample record with its EvalResult, reward, techniques, seed and `seen_in_training`."""
+    policies: dict[str, object] = {}
+    samples: list[dict] = []
+    for seed, model in models.items():
+        if model not in policies:
+            policies[model] = load_policy(model)
+        for entry in cfg.entries:
+            problem = load_problem(entry.problem)
+            measure = cfg.measure.for_mode(entry.mode)
+            records, sample_s = sample_records(
+                model,
+                entry.problem,
+                num,
+                None,
+                cfg.evaluation.temperature,
+                seed,
+                cfg.evaluation.max_new_tokens,
+                policy=policies[model],
+                mode=entry.mode,
+                threads=cfg.measure.threads,
+                split="eval",
+                phrasings=len(problem.eval_prompts),
+            )
+            results = evaluate_batch([r["completion"] for r in records], entry.problem, measure)
+            for rec, res in zip(records, results):
+                used = _techniques(rec["completion"], problem.signature, entry.problem)
+                samples.append(
+                    {
+                        **rec,
+                        **res.to_dict(),
+                        "mode": entry.mode,
+                        "reward": reward_from_result(res, cfg.reward),
+                        "techniques": used,
+                        "seen_in_training": text_hash(rec["completion"]) in seen.get(seed, set()),
+                        "sample_s": round(sample_s / max(1, len(records)), 4),
+                    }
+                )
+    return samples
+
+
+#: Headline metrics also reported over the samples not seen in training.
+_UNSEEN = ("n_samples", "pass_at_1", "mean_gflops_ok", "median_gflops_ok", "best_gflops", "expected_speedup")
+#: Per-seed figures of a row.
+_PER_SEED = ("n_samples", "pass_at_1", "mean_gflops_ok", "median_gflops_ok", "best_gflops", "expected_speedup")
+
+
+def _entry_row(cfg: ExperimentConfig, problem_name: str, mode: str, samples: list[dict], trained: bool) -> dict:
+    """The metrics of one (problem, mode) over every seed's samples: lab.analysis.metrics plus
+    95% intervals (training seeds resampled as clusters for a trained arm), the figures of
+    each seed, the same over the samples not seen in training, the truncation rate, the
+    technique sets of ok kernels, OpenBLAS where the problem has it, and the prompts asked."""
     problem = load_problem(problem_name)
-    ev = cfg.evaluation
     measure = cfg.measure.for_mode(mode)
-    records, sample_s = sample_records(
-        model,
-        problem_name,
-        ev.samples,
-        None,
-        ev.temperature,
-        cfg.seed,
-        ev.max_new_tokens,
-        policy=policy,
-        mode=mode if cfg.suite is not None else None,
-        threads=cfg.measure.threads,
-    )
-    results = evaluate_batch([r["completion"] for r in records], problem_name, measure)
-    techniques = [_techniques(r["completion"], problem.signature, problem_name) for r in records]
-    samples = [
-        {**rec, **res.to_dict(), "reward": reward_from_result(res, cfg.reward), "techniques": used}
-        for rec, res, used in zip(records, results, techniques)
-    ]
     blas = (
         openblas_gflops(problem_name, measure.n or problem.default_n, measure.threads)
         if problem_name in BLAS_PROBLEMS
         else None
     )
-    ok_sets = Counter("+".join(used) or "none" for res, used in zip(results, techniques) if res.status == "ok")
-    row = {
-        "problem": problem_name,
-        "mode": measure.mode,
-        "threads": measure.threads,
-        "unit": problem.unit,
-        **summarize(results, blas),
-        "distinct_technique_sets_ok": len(ok_sets),
-        "technique_sets_ok": dict(ok_sets.most_common()),
-        "sample_s": round(sample_s, 2),
+    clusters = [s["seed"] for s in samples] if trained else None
+    row = {"problem": problem_name, "mode": measure.mode, "threads": measure.threads, "unit": problem.unit}
+    row.update(summarize(samples, blas))
+    row.update(metric_intervals(samples, clusters))
+    if blas:
+        median, ci = row["median_gflops_ok"], row["median_gflops_ok_ci"]
+        row["median_fraction_of_openblas"] = median / blas if median is not None else None
+        row["median_fraction_of_openblas_ci"] = [x / blas for x in ci] if ci else None
+    row["per_seed"] = {
+        str(seed): {
+            k: v for k, v in summarize([s for s in samples if s["seed"] == seed], blas).items() if k in _PER_SEED
+        }
+        for seed in dict.fromkeys(s["seed"] for s in samples)
     }
-    return row, samples
+    unseen = [s for s in samples if not s.get("seen_in_training")]
+    row["seen_in_training"] = len(samples) - len(unseen)
+    row["unseen"] = {
+        **{k: v for k, v in summarize(unseen, blas).items() if k in _UNSEEN},
+        **(metric_intervals(unseen, [s["seed"] for s in unseen] if trained else None) if unseen else {}),
+    }
+    row["truncation_rate"] = sum(bool(s.get("truncated")) for s in samples) / len(samples) if samples else None
+    ok_sets = Counter(
+        "+".join(s["techniques"]) or "none" for s in samples if s["status"] == "ok" and s["techniques"] is not None
+    )
+    row["distinct_technique_sets_ok"] = len(ok_sets)
+    row["technique_sets_ok"] = dict(ok_sets.most_common())
+    row["eval_prompts"] = prompt_texts(problem_name, "eval", mode, cfg.measure.threads)
+    row["sample_s"] = round(sum(s.get("sample_s", 0.0) for s in samples), 2)
+    return row
 
 
 #: Metrics averaged over the problems of a mode (suite-level figures).
@@ -252,23 +385,112 @@ def _techniques(completion: str, signature: str, problem: str) -> list[str] | No
 
 
 def run_experiment(cfg: ExperimentConfig, overwrite: bool = False) -> dict:
-    """Run one experiment (train first if its kind is grpo) and return its metrics; a finished
-    run of the same config is reused unless `overwrite`."""
+    """Run one experiment (train first, once per seed, if its kind is grpo) and return its
+    metrics; a finished run of the same config is reused unless `overwrite`."""
     if is_complete(cfg) and not overwrite:
         print(f"{cfg.out_dir}: finished with this config; reusing it (overwrite to measure again)", flush=True)
         return read_json(cfg.out_dir / "metrics.json")
-    if cfg.kind == "baseline":
-        _start(cfg)
-        return evaluate_policy(cfg, cfg.model)
-    if overwrite or config_changes(cfg.run_dir, cfg):
-        if cfg.run_dir.exists():
-            print(f"{cfg.run_dir}: starting training afresh", flush=True)
-        shutil.rmtree(cfg.run_dir, ignore_errors=True)
     _start(cfg)
-    final = train(cfg)
-    write_jsonl(cfg.out_dir / "train_log.jsonl", read_jsonl(cfg.run_dir / "train_log.jsonl"))
-    write_json(cfg.out_dir / "archive.json", read_json(cfg.run_dir / "archive.json"))
-    return evaluate_policy(cfg, str(final))
+    if cfg.kind == "baseline":
+        return evaluate_policy(cfg, cfg.model)
+    runs = {seed: cfg.for_seed(seed) for seed in cfg.seeds}
+    finals = {}
+    for seed, run in runs.items():
+        # With a warm start, GRPO starts from the fine-tuned policy (its folder is known ahead).
+        grpo = dataclasses.replace(run, model=str(run.run_dir / WARM_START / "final")) if cfg.warm_start else run
+        if overwrite or config_changes(run.run_dir, grpo):
+            if run.run_dir.exists():
+                print(f"{run.run_dir}: starting training afresh", flush=True)
+            shutil.rmtree(run.run_dir, ignore_errors=True)
+        if cfg.warm_start:
+            print(f"{cfg.name}: warm start of seed {seed} into {run.run_dir / WARM_START}", flush=True)
+            warm_start(run, run.run_dir / WARM_START, training_config(grpo))
+        print(f"{cfg.name}: training seed {seed} into {run.run_dir}", flush=True)
+        finals[seed] = str(train(grpo))
+    _collect_training(cfg, runs)
+    seen = {
+        seed: {row["text_hash"] for row in read_jsonl(cfg.out_dir / TRAINING_SAMPLES) if row["seed"] == seed}
+        for seed in runs
+    }
+    curve = learning_curve(cfg, runs, seen) if cfg.evaluation.curve_samples else None
+    return evaluate_policy(cfg, finals, seen, curve)
+
+
+def _collect_training(cfg: ExperimentConfig, runs: dict[int, ExperimentConfig]) -> None:
+    """Every seed's training log and training samples, each row with its seed, into out_dir;
+    the first seed's archive as archive.json and every seed's archive stats beside it."""
+    write_jsonl(
+        cfg.out_dir / "train_log.jsonl",
+        [{"seed": seed, **row} for seed, run in runs.items() for row in read_jsonl(run.run_dir / "train_log.jsonl")],
+    )
+    # A warm start's scored samples were shown in training too: step 0, phase warm_start.
+    scored = []
+    for seed, run in runs.items():
+        warm = run.run_dir / WARM_START / "scored.jsonl"
+        if warm.exists():
+            scored += [{"seed": seed, "step": 0, "phase": WARM_START, **row} for row in read_jsonl(warm)]
+        scored += [{"seed": seed, "phase": "grpo", **row} for row in read_jsonl(run.run_dir / TRAINING_SAMPLES)]
+    write_jsonl(cfg.out_dir / TRAINING_SAMPLES, scored)
+    if cfg.warm_start:
+        write_json(
+            cfg.out_dir / "warm_start.json",
+            {str(seed): read_json(run.run_dir / WARM_START / "summary.json") for seed, run in runs.items()},
+        )
+    archives = {seed: read_json(run.run_dir / "archive.json") for seed, run in runs.items()}
+    write_json(cfg.out_dir / "archive.json", archives[cfg.seeds[0]])
+    write_json(
+        cfg.out_dir / "archive_stats.json",
+        {
+            str(seed): {p: {k: v for k, v in a.items() if k not in ("elites", "cells")} for p, a in arch.items()}
+            for seed, arch in archives.items()
+        },
+    )
+
+
+def learning_curve(cfg: ExperimentConfig, runs: dict[int, ExperimentConfig], seen: dict[int, set[str]]) -> dict:
+    """The evaluation protocol at step 0 (phase `base`: the starting policy; and phase
+    `warm_start`: the policy after the warm start, if any) and at every saved checkpoint of
+    each seed's run before the last step (evaluate_policy adds the final one),
+    `evaluation.curve_samples` completions per seed and entry, with the same intervals as the
+    final metrics: {"points": [{"step", "phase", "seeds", "entries": [row per entry]}]}."""
+    stages: list[tuple[int, str, dict[int, str]]] = [(0, "base", dict.fromkeys(runs, cfg.model))]
+    if cfg.warm_start is not None:
+        stages.append((0, WARM_START, {s: str(run.run_dir / WARM_START / "final") for s, run in runs.items()}))
+    checkpoints: dict[int, dict[int, str]] = {}
+    for seed, run in runs.items():
+        for ckpt in run.run_dir.glob("checkpoint-*"):
+            step = int(ckpt.name.split("-")[1])
+            if step < cfg.train.steps:
+                checkpoints.setdefault(step, {})[seed] = str(ckpt)
+    stages += [(step, "grpo", checkpoints[step]) for step in sorted(checkpoints)]
+    points = []
+    for step, phase, models in stages:
+        print(f"{cfg.name}: learning curve, {phase} step {step} ({len(models)} seeds)", flush=True)
+        samples = _sample_and_score(cfg, models, cfg.evaluation.curve_samples, seen)
+        rows = [
+            _entry_row(cfg, e.problem, e.mode, _of_entry(samples, e.problem, e.mode), trained=phase != "base")
+            for e in cfg.entries
+        ]
+        points.append(_curve_point(step, sorted(models), rows, phase))
+    return {"experiment": cfg.name, "curve_samples": cfg.evaluation.curve_samples, "points": points}
+
+
+def _curve_point(step: int, seeds: list[int], rows: list[dict], phase: str = "grpo") -> dict:
+    keep = {"problem", "mode", "threads", "unit", "n_samples", "openblas_gflops", "truncation_rate", "seen_in_training"}
+    keep |= set(_CURVE_METRICS) | {f"{m}_ci" for m in _CURVE_METRICS}
+    entries = [{k: v for k, v in r.items() if k in keep} for r in rows]
+    return {"step": step, "phase": phase, "seeds": seeds, "entries": entries}
+
+
+#: The metrics a learning curve follows (each with its interval).
+_CURVE_METRICS = (
+    "pass_at_1",
+    "mean_gflops_ok",
+    "median_gflops_ok",
+    "expected_speedup",
+    "best_gflops",
+    "median_fraction_of_openblas",
+)
 
 
 def run_all(config: LabConfig, overwrite: bool = False) -> dict[str, dict]:
@@ -277,7 +499,8 @@ def run_all(config: LabConfig, overwrite: bool = False) -> dict[str, dict]:
 
 
 def load_results(results_dir: str | Path = "results") -> dict[str, dict]:
-    """Every finished experiment under results_dir: {name: {"config", "metrics", "samples", "train_log"}}."""
+    """Every finished experiment under results_dir: {name: {"config", "metrics", "samples", "train_log",
+    "learning_curve"}}."""
     out = {}
     for metrics_path in sorted(Path(results_dir).glob("*/metrics.json")):
         metrics = read_json(metrics_path)
@@ -285,10 +508,12 @@ def load_results(results_dir: str | Path = "results") -> dict[str, dict]:
             continue
         folder = metrics_path.parent
         log, config = folder / "train_log.jsonl", folder / "config.json"
+        curve = folder / "learning_curve.json"
         out[folder.name] = {
             "config": read_json(config) if config.exists() else {},
             "metrics": metrics,
             "samples": read_jsonl(folder / "samples.jsonl"),
             "train_log": read_jsonl(log) if log.exists() else [],
+            "learning_curve": read_json(curve) if curve.exists() else None,
         }
     return out

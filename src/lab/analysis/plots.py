@@ -22,8 +22,10 @@ legends outside the data, and draws confidence intervals where the results recor
   the kernel-level ones, as the technique registry groups them)
 - coverage_over_steps: archive coverage per training step, with the SQD stage
 - technique_usage: share of correct evaluation samples using each technique
-- comparison: GRPO-only vs GRPO+SQD across seeds (from comparison.json): every seed,
-  seeds paired across arms, the median, on zero-based axes
+- comparison: every pair of arms (from comparison.json): the difference of each headline
+  metric with its 95% interval, filled where it holds after Holm's correction
+- learning_curve: each trained arm's held-out metrics at every evaluated checkpoint, with
+  their intervals (from learning_curve.json)
 - suite_heatmap: expected speedup per problem (rows) and mode x arm (columns), from the
   suite summary (lab.analysis.suite), each trained cell marked where it differs from the
   base (Holm-corrected)
@@ -78,11 +80,46 @@ def _span(values) -> str:
     return f"{lo}" if lo == hi else f"{lo}–{hi}"
 
 
+def _seeds_of(log: list[dict]) -> list:
+    return list(dict.fromkeys(row.get("seed") for row in log))
+
+
 def _train_n(log: list[dict]) -> str:
-    """'40 steps × 16 completions' of a training log (completions counted from status_counts)."""
-    steps = f"{len(log)} step{'s' if len(log) != 1 else ''}"
-    sizes = [sum(row["status_counts"].values()) for row in log if row.get("status_counts")]
-    return f"{steps} × {_span(sizes)} completions" if sizes else steps
+    """'40 steps × 16 completions × 3 seeds' of a training log (completions counted from
+    status_counts; one row per step and seed)."""
+    seeds = _seeds_of(log)
+    first = [row for row in log if row.get("seed") == seeds[0]] if log else []
+    steps = f"{len(first)} step{'s' if len(first) != 1 else ''}"
+    sizes = [sum(row["status_counts"].values()) for row in first if row.get("status_counts")]
+    runs = f" × {len(seeds)} seeds" if len(seeds) > 1 else ""
+    return (f"{steps} × {_span(sizes)} completions" if sizes else steps) + runs
+
+
+def _per_step(log: list[dict]) -> list[dict]:
+    """The training log of several seeds as one row per step: the mean over seeds of the reward,
+    its batch spread and the archive coverage, and the status counts summed."""
+    steps: dict[int, list[dict]] = {}
+    for row in log:
+        steps.setdefault(row["step"], []).append(row)
+    out = []
+    for step, rows in sorted(steps.items()):
+        counts: dict[str, int] = {}
+        for row in rows:
+            for status, c in (row.get("status_counts") or {}).items():
+                counts[status] = counts.get(status, 0) + c
+        merged = {
+            "step": step,
+            "seeds": len(rows),
+            "reward": float(np.mean([r.get("reward", np.nan) for r in rows])),
+            "reward_std": float(np.mean([r.get("reward_std", 0.0) for r in rows])),
+            "status_counts": counts,
+        }
+        if rows[0].get("archive"):
+            problem = next(iter(rows[0]["archive"]))
+            merged["coverage"] = float(np.mean([r["archive"][problem]["coverage"] for r in rows]))
+            merged["stage"] = rows[0].get("stage", {}).get(problem) if rows[0].get("stage") else None
+        out.append(merged)
+    return out
 
 
 def _runs_n(logs: dict[str, list[dict]]) -> str:
@@ -128,7 +165,7 @@ def _reward_text(result: dict) -> tuple[str, list[str]]:
         )
     elif result.get("config") is not None and reward:
         lines.append("no SQD: every technique permitted")
-    return ylabel + "\n(mean ± std of each step's batch)", lines
+    return ylabel + "\n(mean ± std of each step's batch, mean over seeds)", lines
 
 
 # --- figures ----------------------------------------------------------------------------
@@ -142,9 +179,10 @@ def reward_curve(results: dict, out: Path) -> Path | None:
     # (SQD's forbidden penalties), so one shared reward axis would compare unlike numbers.
     fig, axes = plt.subplots(1, len(runs), figsize=(7 * len(runs), 4.6), squeeze=False)
     for ax, (name, log) in zip(axes[0], runs.items()):
-        steps = [row["step"] for row in log]
-        mean = np.array([row["reward"] for row in log])
-        std = np.array([row.get("reward_std", 0.0) for row in log])
+        rows = _per_step(log)
+        steps = [row["step"] for row in rows]
+        mean = np.array([row["reward"] for row in rows])
+        std = np.array([row["reward_std"] for row in rows])
         ylabel, lines = _reward_text(results[name])
         ax.plot(steps, mean)
         ax.fill_between(steps, mean - std, mean + std, alpha=0.2)
@@ -166,15 +204,16 @@ def status_over_steps(results: dict, out: Path) -> Path | None:
     fig, axes = plt.subplots(1, len(runs), figsize=(6.5 * len(runs) + 1.5, 4), squeeze=False)
     legend = {}  # one legend for all panels: the union of statuses seen
     for ax, (name, log) in zip(axes[0], runs.items()):
-        steps = [row["step"] for row in log]
-        totals = [sum(row["status_counts"].values()) or 1 for row in log]
-        shares = {s: [row["status_counts"].get(s, 0) / t for row, t in zip(log, totals)] for s in STATUSES}
+        rows = _per_step(log)
+        steps = [row["step"] for row in rows]
+        totals = [sum(row["status_counts"].values()) or 1 for row in rows]
+        shares = {s: [row["status_counts"].get(s, 0) / t for row, t in zip(rows, totals)] for s in STATUSES}
         shares = {s: v for s, v in shares.items() if any(v)}
         for poly, s in zip(ax.stackplot(steps, *shares.values(), colors=[_STATUS_COLORS[s] for s in shares]), shares):
             legend[s] = poly
         ax.set(
             xlabel="training step",
-            ylabel="share of the step's batch",
+            ylabel="share of the step's batches (all seeds)",
             ylim=(0, 1),
             title=f"Status mix during training: {name}\nn = {_train_n(log)}",
         )
@@ -315,6 +354,8 @@ def metrics_rows(results: dict) -> list[dict]:
     fields = [
         ("pass@1", "pass_at_1", None),
         ("mean GFLOPS (ok)", "mean_gflops_ok", None),
+        ("median GFLOPS (ok)", "median_gflops_ok", None),
+        ("median / OpenBLAS", "median_fraction_of_openblas", None),
         ("best GFLOPS", "best_gflops", None),
         ("expected speedup", "expected_speedup", None),
         ("expected speedup (ok)", "expected_speedup_ok", None),
@@ -325,7 +366,7 @@ def metrics_rows(results: dict) -> list[dict]:
     rows = []
     for name, r in results.items():
         m = r["metrics"]
-        row = {"experiment": name, "n samples": m.get("n_samples")}
+        row = {"experiment": name, "n samples": m.get("n_samples"), "seeds": len(m.get("seeds") or [None])}
         for label, key, k in fields:
             row[label] = m.get(key) if k is None else (m.get(key) or {}).get(str(k))
             if label in with_ci:
@@ -452,18 +493,18 @@ def coverage_over_steps(results: dict, out: Path) -> Path | None:
     fig, ax = plt.subplots(figsize=(7, 4.8))
     stage_ax = None
     for name, log in runs.items():
-        problem = next(iter(log[0]["archive"]))
-        steps = [row["step"] for row in log]
-        (line,) = ax.plot(steps, [row["archive"][problem]["coverage"] for row in log], label=f"{name}: coverage")
-        if log[0].get("stage"):
+        rows = _per_step(log)
+        steps = [row["step"] for row in rows]
+        (line,) = ax.plot(steps, [row["coverage"] for row in rows], label=f"{name}: coverage (mean over seeds)")
+        if rows[0].get("stage") is not None:
             stage_ax = stage_ax or ax.twinx()
             stage_ax.step(
                 steps,
-                [row["stage"][problem] for row in log],
+                [row["stage"] for row in rows],
                 where="post",
                 color=line.get_color(),
                 linestyle=":",
-                label=f"{name}: SQD stage",
+                label=f"{name}: SQD stage (first seed)",
             )
     ax.set(
         xlabel="training step",
@@ -513,85 +554,106 @@ def technique_usage(results: dict, out: Path) -> Path | None:
     return _save(fig, out / "technique_usage.png")
 
 
-COMPARISON_METRICS = {  # key in comparison.json -> axis label
-    "best_gflops": "best GFLOPS",
-    "mean_gflops_ok": "mean GFLOPS (ok)",
+COMPARISON_METRICS = {  # metric in comparison.json -> label
     "pass_at_1": "pass@1",
-    "distinct_technique_sets_ok": "distinct technique sets (ok)",
-    "archive_coverage": "archive coverage",
+    "mean_gflops_ok": "mean GFLOPS (ok)",
+    "median_gflops_ok": "median GFLOPS (ok)",
+    "expected_speedup": "expected speedup",
 }
-_COMPARISON_UNITS = {
-    "best_gflops": "GFLOPS",
-    "mean_gflops_ok": "GFLOPS",
-    "pass_at_1": "share of samples correct",
-    "distinct_technique_sets_ok": "technique sets (count)",
-    "archive_coverage": "share of 128 cells",
-}
-_SHARES = {"pass_at_1"}  # bounded by 1: drawn on [0, 1]
 
 
 def comparison(summary: dict, out: Path) -> Path:
-    """One panel per metric: each seed's value per arm (lines pair a seed across arms), with
-    the median (and its CI where recorded) marked, on zero-based y-axes."""
-    arms = list(summary["arms"])
-    colors = sns.color_palette("tab10", len(arms))
-    fig, axes = plt.subplots(1, len(COMPARISON_METRICS), figsize=(3.3 * len(COMPARISON_METRICS), 4.2))
-    any_ci = False
-    for ax, (key, label) in zip(axes, COMPARISON_METRICS.items()):
-        points = {}  # (arm index, seed) -> (x, y), to pair seeds across arms
-        for i, arm in enumerate(arms):
-            runs = summary["arms"][arm]["runs"]
-            for off, run in zip(np.linspace(-0.12, 0.12, len(runs)) if len(runs) > 1 else [0.0], runs):
-                if run.get(key) is None:
-                    continue
-                points[i, run.get("seed")] = (i + off, run[key])
-                ax.scatter(i + off, run[key], color=colors[i], s=40, zorder=3)
-                ax.annotate(
-                    f"s{run.get('seed')}",
-                    (i + off, run[key]),
-                    xytext=(4, 3),
-                    textcoords="offset points",
-                    fontsize=6,
-                    color="dimgray",
-                )
-            stats = summary["arms"][arm]["stats"].get(key) or {}
-            if stats.get("median") is not None:
-                ax.hlines(stats["median"], i - 0.3, i + 0.3, color="black", linewidth=1.5, zorder=2)
-            ci = stats.get("ci")  # future comparisons may record [lo, hi] of the median
-            if isinstance(ci, (list, tuple)) and len(ci) == 2 and None not in ci and stats.get("median") is not None:
-                ax.errorbar(
-                    i + 0.33,
-                    stats["median"],
-                    yerr=[[stats["median"] - ci[0]], [ci[1] - stats["median"]]],
-                    fmt="none",
-                    ecolor="black",
-                    capsize=3,
-                )
-                any_ci = True
-        for (i, seed), (x, y) in points.items():
-            if i == 0 and (1, seed) in points:
-                ax.plot([x, points[1, seed][0]], [y, points[1, seed][1]], color="0.8", linewidth=0.8, zorder=1)
-        values = [y for _, y in points.values()]
-        # Zero-based: a truncated axis makes small differences look large.
-        ax.set_ylim(0, 1.0 if key in _SHARES else (max(values, default=0) * 1.15 or 1.0))
-        ax.set_xticks(range(len(arms)), labels=arms, fontsize=8)
-        ax.set_xlim(-0.5, len(arms) - 0.5)
-        diff = (summary.get("sqd_minus_grpo") or {}).get(key) or {}
-        delta = f"\nSQD − GRPO per seed, median {diff['median']:+.3g}" if diff.get("median") is not None else ""
-        ax.set_title(label + delta, fontsize=9)
-        ax.set(xlabel="arm", ylabel=_COMPARISON_UNITS.get(key, label))
-    seeds = sorted({len(a["runs"]) for a in summary["arms"].values()})
-    evals = summary.get("eval_samples")
-    whisker = "; whisker: its CI" if any_ci else ""
+    """One panel per metric: every pair's difference (a − b) with its 95% interval, a marker
+    filled where the Holm-corrected verdict finds a difference; a zero line."""
+    pairs = summary["pairs"]
+    fig, axes = plt.subplots(1, len(COMPARISON_METRICS), figsize=(3.6 * len(COMPARISON_METRICS), 0.6 * len(pairs) + 2))
+    labels = [f"{p['a']} − {p['b']}" for p in pairs]
+    for ax, (key, label) in zip(np.atleast_1d(axes), COMPARISON_METRICS.items()):
+        for y, pair in enumerate(pairs):
+            d = pair["metrics"][key]
+            if d["difference"] is None:
+                continue
+            found = d.get("verdict_holm") in ("better", "worse")
+            if d["ci"]:
+                ax.hlines(y, d["ci"][0], d["ci"][1], color="black", linewidth=1.5)
+            ax.scatter(d["difference"], y, color="black" if found else "white", edgecolor="black", zorder=3, s=36)
+        ax.axvline(0, color="gray", linewidth=0.8)
+        ax.set_yticks(range(len(pairs)), labels=labels if ax is np.atleast_1d(axes)[0] else [], fontsize=8)
+        ax.set_ylim(-0.6, len(pairs) - 0.4)
+        ax.invert_yaxis()
+        ax.set(xlabel=f"difference in {label}", title=label)
+    arms = summary["arms"]
+    ns = ", ".join(f"{a} {m['metrics'].get('n_samples')}" for a, m in arms.items())
     fig.suptitle(
-        f"GRPO-only vs GRPO+SQD: n = {'/'.join(map(str, seeds))} seeds per arm (points labelled s<seed>, "
-        f"grey lines pair a seed; bar: median{whisker}), {summary['steps']} steps, "
-        f"{summary['reward_evaluations']} reward evaluations"
-        + (f" and {evals} evaluation samples" if evals else "")
-        + " per run",
+        f"Arms compared on held-out prompts: difference and 95% bootstrap interval per pair "
+        f"(filled: differs after Holm's correction over {summary.get('tests')} tests)\n"
+        f"seeds {summary.get('seeds')}; samples per arm: {ns}",
         fontsize=10,
     )
     return _save(fig, out / "comparison.png")
+
+
+#: The learning-curve panels: metric -> axis label.
+CURVE_PANELS = {
+    "pass_at_1": "pass@1",
+    "median_gflops_ok": "median GFLOPS of ok kernels",
+    "expected_speedup": "expected speedup (failures count 0)",
+}
+
+
+def learning_curve(curves: dict[str, dict], out: Path, name: str = "learning_curve.png") -> Path | None:
+    """One panel per metric: each trained arm's value at every evaluated checkpoint (step 0: the
+    starting policy; for a warm-started arm the fine-tuned one, the base policy marked x) with
+    its 95% interval as a band, for the first entry of each curve; OpenBLAS's rate as a line
+    on the GFLOPS panel."""
+    curves = {arm: c for arm, c in curves.items() if c and c.get("points")}
+    if not curves:
+        return None
+    fig, axes = plt.subplots(1, len(CURVE_PANELS), figsize=(4.6 * len(CURVE_PANELS) + 1.5, 4))
+    blas = None
+    for arm, curve in curves.items():
+        # The line follows the policy GRPO trains (from the warm start's point where there is
+        # one); the base policy's point is drawn apart at step 0 when it is not on the line.
+        points = curve["points"]
+        warm = any(p.get("phase") == "warm_start" for p in points)
+        line_points = [p for p in points if not (warm and p.get("phase") == "base")]
+        rows = [(p["step"], p["entries"][0]) for p in line_points]
+        steps = [s for s, _ in rows]
+        for ax, key in zip(axes, CURVE_PANELS):
+            values = [r.get(key) for _, r in rows]
+            cis = [_ci(r, key) for _, r in rows]
+            (line,) = ax.plot(
+                steps,
+                [np.nan if v is None else v for v in values],
+                marker="o",
+                label=arm + (" (from warm start)" if warm else ""),
+            )
+            ax.fill_between(
+                steps,
+                [c[0] if c else np.nan for c in cis],
+                [c[1] if c else np.nan for c in cis],
+                color=line.get_color(),
+                alpha=0.15,
+            )
+            if warm:
+                base = next(p["entries"][0] for p in points if p.get("phase") == "base")
+                if base.get(key) is not None:
+                    ax.scatter([0], [base[key]], marker="x", color=line.get_color(), zorder=3)
+        blas = blas or rows[0][1].get("openblas_gflops")
+    for ax, (key, label) in zip(axes, CURVE_PANELS.items()):
+        if key == "median_gflops_ok" and blas:
+            ax.axhline(blas, color="black", linestyle="--", linewidth=0.8, label="OpenBLAS")
+        ax.set(xlabel="training step (0: starting policy)", ylabel=label, ylim=(0, 1.0 if key == "pass_at_1" else None))
+    _legend_outside(axes[-1])
+    first = next(iter(curves.values()))
+    entry = first["points"][0]["entries"][0]
+    n = [p["entries"][0]["n_samples"] for p in first["points"]]
+    fig.suptitle(
+        f"Learning curve on held-out prompts ({entry['problem']}, {entry['mode']}, {entry['threads']} thread(s)): "
+        f"n = {_span(n)} samples per point over {len(first['points'][-1]['seeds'])} seeds; band: 95% interval",
+        fontsize=10,
+    )
+    return _save(fig, out / name)
 
 
 # --- the suite ---------------------------------------------------------------------------
@@ -698,5 +760,6 @@ def all_figures(results: dict, out: str | Path) -> list[Path]:
         archive_heatmap(results, out),
         coverage_over_steps(results, out),
         technique_usage(results, out),
+        learning_curve({name: r.get("learning_curve") for name, r in results.items()}, out),
     ]
     return [f for f in figs if f is not None]

@@ -12,7 +12,7 @@ lab.analysis.experiments.evaluate_policy) and its samples, and writes one file:
 - by_mode: per arm, the means over the problems of each execution model;
 - versus_base: per trained arm and (problem, mode), the difference in expected speedup
   (the mean speedup of a sample, failures counted as 0) with its 95% bootstrap interval
-  (scipy.stats.bootstrap, the two arms' samples resampled independently), and two
+  (lab.analysis.intervals: the trained arm's samples resampled by training seed), and two
   verdicts, `better` / `worse` / `no clear difference`: `verdict`, whether that one
   interval excludes 0 (exploratory: with 16 cells an arm gets about one by chance), and
   `verdict_holm`, the same question for the arm's cells as a family (Holm's step-down
@@ -26,8 +26,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
+from lab.analysis.intervals import difference, holm, verdict
 from lab.files import read_json, read_jsonl, write_json
 
 #: The per-row metrics carried into the summary.
@@ -64,69 +63,8 @@ def load_suite(results_dir: str | Path) -> dict[str, dict]:
     return out
 
 
-def _speedups(samples: list[dict], problem: str, mode: str) -> np.ndarray:
-    """Each sample's speedup (0 unless ok) for one (problem, mode); samples carry their mode."""
-    return np.array(
-        [
-            (s.get("speedup") or 0.0) if s["status"] == "ok" else 0.0
-            for s in samples
-            if s["problem"] == problem and (s.get("mode") or mode) == mode
-        ],
-        dtype=float,
-    )
-
-
-def difference_ci(trained: np.ndarray, base: np.ndarray, seed: int = 0) -> tuple[float, float, float]:
-    """Mean(trained) - mean(base) and its 95% percentile-bootstrap interval (independent samples).
-    Degenerate samples (no spread at all) give the point difference as both ends."""
-    diff, lo, hi, _ = difference_test(trained, base, seed)
-    return diff, lo, hi
-
-
-def difference_test(trained: np.ndarray, base: np.ndarray, seed: int = 0) -> tuple[float, float, float, float]:
-    """difference_ci plus a two-sided bootstrap p-value: twice the smaller share of resampled
-    differences on either side of 0 (1.0 for degenerate samples whose difference is 0)."""
-    from scipy.stats import bootstrap
-
-    diff = float(trained.mean() - base.mean())
-    if len(trained) < 2 or len(base) < 2 or (np.ptp(trained) == 0 and np.ptp(base) == 0):
-        return diff, diff, diff, 1.0 if diff == 0 else 0.0
-    res = bootstrap(
-        (trained, base),
-        lambda a, b, axis=-1: a.mean(axis=axis) - b.mean(axis=axis),
-        n_resamples=4000,
-        confidence_level=0.95,
-        method="percentile",
-        random_state=np.random.default_rng(seed),
-        vectorized=True,
-    )
-    dist = res.bootstrap_distribution
-    p = min(1.0, 2 * min(float(np.mean(dist <= 0)), float(np.mean(dist >= 0))))
-    return diff, float(res.confidence_interval.low), float(res.confidence_interval.high), p
-
-
-def holm(p_values: list[float], alpha: float = 0.05) -> list[bool]:
-    """Holm's step-down procedure: which of the hypotheses are rejected with the family-wise
-    error rate held at alpha.
-
-    >>> holm([0.01, 0.04, 0.03, 0.5])
-    [True, False, False, False]
-    """
-    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
-    rejected = [False] * len(p_values)
-    for rank, i in enumerate(order):
-        if p_values[i] > alpha / (len(p_values) - rank):
-            break
-        rejected[i] = True
-    return rejected
-
-
-def verdict(lo: float, hi: float) -> str:
-    if lo > 0:
-        return "better"
-    if hi < 0:
-        return "worse"
-    return "no clear difference"
+def _of(samples: list[dict], problem: str, mode: str) -> list[dict]:
+    return [s for s in samples if s["problem"] == problem and s.get("mode") == mode]
 
 
 def suite_summary(results_dir: str | Path) -> dict:
@@ -147,26 +85,25 @@ def suite_summary(results_dir: str | Path) -> dict:
             entries = []
             for row in res["metrics"]["rows"]:
                 p, m = row["problem"], row["mode"]
-                a, b = _speedups(res["samples"], p, m), _speedups(arms[base]["samples"], p, m)
-                if not len(a) or not len(b):
+                a, b = _of(res["samples"], p, m), _of(arms[base]["samples"], p, m)
+                if not a or not b:
                     continue
-                diff, lo, hi, p_value = difference_test(a, b)
+                clusters = [s["seed"] for s in a] if res["config"].get("kind") == "grpo" else None
+                d = difference(a, b, "expected_speedup", clusters_a=clusters)
                 entries.append(
                     {
                         "problem": p,
                         "mode": m,
-                        "base_expected_speedup": float(b.mean()),
-                        "expected_speedup": float(a.mean()),
-                        "difference": diff,
-                        "difference_ci": [lo, hi],
-                        "p_value": p_value,
-                        "verdict": verdict(lo, hi),
+                        "base_expected_speedup": d["b"],
+                        "expected_speedup": d["a"],
+                        "difference": d["difference"],
+                        "difference_ci": d["ci"],
+                        "p_value": d["p_value"],
+                        "verdict": verdict(d["ci"]),
                     }
                 )
             for e, rejected in zip(entries, holm([e["p_value"] for e in entries])):
-                e["verdict_holm"] = (
-                    ("better" if e["difference"] > 0 else "worse") if rejected else "no clear difference"
-                )
+                e["verdict_holm"] = e["verdict"] if rejected else "no clear difference"
             versus[arm] = entries
     return {
         "base": base,

@@ -1,9 +1,16 @@
 """Problem specs: load `harness/<name>/problem.toml` into a typed `Problem`.
 
-A problem folder holds `problem.toml` (signature, prompt, flop count, sizes,
+A problem folder holds `problem.toml` (signature, prompt phrasings, flop count, sizes,
 tolerance, allowed headers, input/output shapes), `driver.c` (the C side of the
 measurement, see harness/bench.h) and `reference.py` (a NumPy reference the
 parent process uses to cross-check what the driver reports).
+
+Prompt phrasings come in two disjoint sets: `train_prompts` (what training ever shows a
+policy: the seed corpus, GRPO and SQD) and `eval_prompts` (held out for evaluation). Each
+states the same specification in other words; text inside `{openmp:...}` (the permission
+to use OpenMP and omp.h) is dropped in serial mode (`render_phrasing`). Loading refuses a
+problem whose sets overlap, whose phrasing lacks the signature, or that mentions OpenMP
+outside the markup (a serial prompt would then permit it).
 
     >>> p = load_problem("dgemm")
     >>> p.function, p.default_n, p.flops(256) == 2 * 256**3
@@ -14,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
@@ -29,6 +37,55 @@ from lab.files import tree_hash
 
 class UnknownProblem(ValueError):
     """Raised for a problem name with no folder under harness/."""
+
+
+class BadProblem(ValueError):
+    """A problem.toml that cannot be used; the message is one line naming the file and why."""
+
+
+#: The span of a phrasing that only OpenMP prompts keep: `{openmp:, and you may use OpenMP}`.
+_OPENMP_SPAN = re.compile(r"\{openmp:([^{}]*)\}")
+SPLITS = ("train", "eval")
+
+
+def render_phrasing(text: str, openmp: bool) -> str:
+    """A phrasing as a prompt states it: with its `{openmp:...}` spans' text (OpenMP permitted)
+    or without them (serial).
+
+    >>> render_phrasing("math.h{openmp:, omp.h} and immintrin.h.", openmp=False)
+    'math.h and immintrin.h.'
+    """
+    return _OPENMP_SPAN.sub(lambda m: m.group(1) if openmp else "", text)
+
+
+def _normalized(text: str) -> str:
+    return " ".join(render_phrasing(text, True).split()).casefold()
+
+
+def _check_phrasings(path: Path, signature: str, splits: dict[str, list[str]]) -> None:
+    """The rules of the module docstring, one line per violation found first."""
+    declaration = f"{signature};"
+    for split, texts in splits.items():
+        if not texts:
+            raise BadProblem(f"{path}: {split}_prompts: list at least one phrasing")
+        for i, text in enumerate(texts):
+            where = f"{path}: {split}_prompts[{i}]"
+            if not isinstance(text, str):
+                raise BadProblem(f"{where}: expected text")
+            serial = render_phrasing(text, False)
+            if "{" in serial or "}" in serial:
+                raise BadProblem(f"{where}: unbalanced or unknown {{...}} markup (only {{openmp:...}} is known)")
+            if re.search(r"openmp|\bomp(\b|_)", serial, re.IGNORECASE):
+                raise BadProblem(f"{where}: mentions OpenMP outside {{openmp:...}}, so a serial prompt would permit it")
+            if declaration not in " ".join(text.split()):
+                raise BadProblem(f"{where}: does not state the signature `{declaration}`")
+    train = {_normalized(t) for t in splits["train"]}
+    for split, texts in splits.items():
+        if len({_normalized(t) for t in texts}) < len(texts):
+            raise BadProblem(f"{path}: {split}_prompts: a phrasing is repeated")
+    shared = [i for i, t in enumerate(splits["eval"]) if _normalized(t) in train]
+    if shared:
+        raise BadProblem(f"{path}: eval_prompts[{shared[0]}] is also a training phrasing; held-out prompts must differ")
 
 
 #: Element types of problem arrays, as problem.toml names them.
@@ -59,7 +116,8 @@ class Problem:
     name: str
     function: str
     signature: str
-    prompt: str
+    train_prompts: tuple[str, ...]  # phrasings with {openmp:...} markup (render_phrasing)
+    eval_prompts: tuple[str, ...]  # held out: never shown in training
     flops_expr: str
     default_n: int
     odd_n: int
@@ -72,6 +130,17 @@ class Problem:
     # The optimization techniques that apply (names of lab.techniques.TECHNIQUES, which checks them).
     techniques: tuple[str, ...] = ()
     _flops: Callable[[int], float] = field(repr=False, compare=False, default=None)
+
+    @property
+    def prompt(self) -> str:
+        """The problem's first training phrasing, OpenMP permitted: its canonical prompt."""
+        return render_phrasing(self.train_prompts[0], openmp=True)
+
+    def phrasings(self, split: str) -> tuple[str, ...]:
+        """The phrasings of one split (train | eval), with their markup."""
+        if split not in SPLITS:
+            raise ValueError(f"unknown prompt split {split!r}; known: {', '.join(SPLITS)}")
+        return self.train_prompts if split == "train" else self.eval_prompts
 
     @property
     def driver_path(self) -> Path:
@@ -191,11 +260,14 @@ def load_problem(name: str) -> Problem:
     if not isinstance(name, str) or name not in list_problems():
         raise UnknownProblem(f"unknown problem {name!r}; known: {', '.join(list_problems()) or 'none'}")
     raw = tomllib.loads(path.read_text())
+    splits = {s: list(raw.get(f"{s}_prompts") or []) for s in SPLITS}
+    _check_phrasings(path, raw["signature"], splits)
     return Problem(
         name=raw["name"],
         function=raw["function"],
         signature=raw["signature"],
-        prompt=raw["prompt"],
+        train_prompts=tuple(splits["train"]),
+        eval_prompts=tuple(splits["eval"]),
         flops_expr=raw["flops"],
         default_n=int(raw["default_n"]),
         odd_n=int(raw["odd_n"]),

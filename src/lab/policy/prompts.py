@@ -1,6 +1,7 @@
-"""Prompt text: the problem's prompt, optionally with the sentence that states which
-optimization techniques are permitted (the form SQD uses), and its parser. Techniques
-are named by their registry wording (lab.techniques.REGISTRY).
+"""Prompt text: one phrasing of the problem's prompt (a training phrasing, or a held-out
+evaluation one: lab.harness.problems), optionally in an execution model and with the
+sentence that states which optimization techniques are permitted (the form SQD uses), and
+its parser. Techniques are named by their registry wording (lab.techniques.REGISTRY).
 
     >>> text = prompt_text("dgemm", frozenset({"simd", "openmp"}))
     >>> text.splitlines()[-1]
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from lab.harness.problems import load_problem
+from lab.harness.problems import load_problem, render_phrasing
 from lab.techniques import REGISTRY, TECHNIQUES, problem_techniques
 
 _SENTENCE = "Permitted optimization techniques: {names}. Not permitted: {others}."
@@ -33,27 +34,37 @@ _MODE_SENTENCE = {
 }
 
 
-def _with_mode(base: str, mode: str, threads: int) -> str:
-    """The problem's prompt for one execution model: in serial mode the permission to use
-    OpenMP and omp.h is taken out of the problem's text; the model's sentence is appended."""
-    if mode == "serial":
-        base = re.sub(r",?\s*and you may use OpenMP", "", base)
-        base = re.sub(r",\s*omp\.h\b", "", base)
-    return f"{base}\n\n{_MODE_SENTENCE[mode].format(threads=threads)}"
+def prompt_texts(problem: str, split: str = "train", mode: str | None = None, threads: int = 2) -> list[str]:
+    """Every phrasing of one split (train | eval) as `prompt_text` states it, in order."""
+    count = len(load_problem(problem).phrasings(split))
+    return [prompt_text(problem, None, mode, threads, phrasing=i, split=split) for i in range(count)]
 
 
 def prompt_text(
-    problem: str, permitted: frozenset[str] | None = None, mode: str | None = None, threads: int = 2
+    problem: str,
+    permitted: frozenset[str] | None = None,
+    mode: str | None = None,
+    threads: int = 2,
+    phrasing: int | str = 0,
+    split: str = "train",
 ) -> str:
-    """The user prompt for `problem`. With `mode` (serial | openmp), the execution model is stated
-    (None: the problem's text as it is, which permits OpenMP); with `permitted`, the techniques
-    sentence is appended: the permitted ones, and the rest of the techniques that apply to the
-    problem (lab.techniques.problem_techniques; OpenMP is never offered in serial mode)."""
-    base = load_problem(problem).prompt
+    """The user prompt for `problem`: phrasing number `phrasing` (modulo their number) of the
+    `split` set (train: what training shows; eval: held out), or `phrasing` itself when it is
+    text (already in the mode: no markup). With `mode` (serial | openmp),
+    the execution model is stated and, in serial mode, the phrasing's permission to use OpenMP
+    is dropped (None: the phrasing as it is, which permits OpenMP); with `permitted`, the
+    techniques sentence is appended: the permitted ones, and the rest of the techniques that
+    apply to the problem (lab.techniques.problem_techniques; OpenMP is never offered in serial
+    mode)."""
+    if isinstance(phrasing, str):  # a text of the caller's (the seed corpus's recombined phrasings)
+        base = phrasing
+    else:
+        texts = load_problem(problem).phrasings(split)
+        base = render_phrasing(texts[phrasing % len(texts)], openmp=mode != "serial")
     if mode is not None:
         if mode not in _MODE_SENTENCE:
             raise ValueError(f"unknown mode {mode!r}; known: {', '.join(_MODE_SENTENCE)}")
-        base = _with_mode(base, mode, threads)
+        base = f"{base}\n\n{_MODE_SENTENCE[mode].format(threads=threads)}"
     if permitted is None:
         return base
     unknown = set(permitted) - set(TECHNIQUES)

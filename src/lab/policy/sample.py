@@ -70,8 +70,10 @@ def generate(
     max_new_tokens: int = 512,
     seed: int = 0,
     batch_size: int = 64,
+    truncated: list[bool] | None = None,
 ) -> list[str]:
-    """`num` sampled completions of one prompt (batched, with the KV cache)."""
+    """`num` sampled completions of one prompt (batched, with the KV cache). With a list as
+    `truncated`, whether each completion hit `max_new_tokens` before its end is appended to it."""
     import torch
 
     torch.manual_seed(seed)
@@ -93,7 +95,11 @@ def generate(
                 pad_token_id=(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id),
                 eos_token_id=tokenizer.eos_token_id,
             )
-            out += tokenizer.batch_decode(gen[:, ids.shape[1] :], skip_special_tokens=True)
+            new = gen[:, ids.shape[1] :]
+            out += tokenizer.batch_decode(new, skip_special_tokens=True)
+            if truncated is not None:
+                ended = (new == tokenizer.eos_token_id).any(dim=1)
+                truncated += [bool(new.shape[1] >= max_new_tokens and not e) for e in ended]
     return out
 
 
@@ -108,29 +114,50 @@ def sample_records(
     policy=None,
     mode: str | None = None,
     threads: int = 2,
+    split: str = "train",
+    phrasings: int = 1,
 ) -> tuple[list[dict], float]:
     """Sampled completions as score-batch records, and the seconds generation took. `mode`
-    (serial | openmp, with `threads`) states the execution model in the prompt."""
+    (serial | openmp, with `threads`) states the execution model in the prompt; the prompt is
+    a phrasing of the `split` set (train, or eval: the held-out ones), and with `phrasings` >
+    1 the completions are spread evenly over that many phrasings in turn (record i asks
+    phrasing i mod `phrasings`). Each record says whether generation cut it off (`truncated`)."""
+    from lab.harness.problems import load_problem
     from lab.policy.prompts import prompt_text
 
     model, tokenizer = policy or load_policy(model_id)
-    prompt = prompt_text(problem, permitted, mode, threads)
+    count = min(phrasings, len(load_problem(problem).phrasings(split)))
+    prompts = [prompt_text(problem, permitted, mode, threads, phrasing=j, split=split) for j in range(count)]
     start = time.monotonic()
-    texts = generate(model, tokenizer, prompt, num, temperature, max_new_tokens, seed)
+    texts: dict[int, list[str]] = {}
+    cut: dict[int, list[bool]] = {}
+    for j, prompt in enumerate(prompts):
+        share = len(range(j, num, count))
+        cut[j] = []
+        # Phrasing 0 keeps the seed as given (what `lab sample --seed` always meant).
+        texts[j] = generate(
+            model, tokenizer, prompt, share, temperature, max_new_tokens, seed + 100_003 * j, truncated=cut[j]
+        )
     seconds = time.monotonic() - start
     perm = sorted(permitted) if permitted is not None else None
-    return [
-        {
-            "id": f"{problem}-{mode}-{seed}-{i}" if mode else f"{problem}-{seed}-{i}",
-            "problem": problem,
-            "mode": mode,
-            "threads": threads if mode == "openmp" else None,
-            "prompt": prompt,
-            "permitted": perm,
-            "completion": t,
-            "model": model_id,
-            "temperature": temperature,
-            "seed": seed,
-        }
-        for i, t in enumerate(texts)
-    ], seconds
+    records = []
+    for i in range(num):
+        j, k = i % count, i // count
+        records.append(
+            {
+                "id": f"{problem}-{mode}-{seed}-{i}" if mode else f"{problem}-{seed}-{i}",
+                "problem": problem,
+                "mode": mode,
+                "threads": threads if mode == "openmp" else None,
+                "prompt": prompts[j],
+                "split": split,
+                "phrasing": j,
+                "permitted": perm,
+                "completion": texts[j][k],
+                "truncated": cut[j][k],
+                "model": model_id,
+                "temperature": temperature,
+                "seed": seed,
+            }
+        )
+    return records, seconds

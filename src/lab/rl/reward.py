@@ -4,7 +4,10 @@ Tiers follow the paper by default (lab.config.RewardConfig): format or
 library/permission violation -100, compile error -40, timeout -30, runtime error
 -20, wrong result -10; correct code earns a positive performance term: its GFLOPS
 (the paper's choice), its speedup over the problem's textbook baseline, or
-log(1 + speedup).
+log(1 + speedup). Or, scale-free, `rank`: within its GRPO group a completion earns the
+share of the others it beats (ties count half), any correct kernel beating any failure,
+correct ones ordered by speedup, failures by their penalty; a group's rewards then
+spread over [0, 1] whatever the problem's scale and however far apart the kernels are.
 
     >>> from lab.harness.evaluate import EvalResult
     >>> cfg = RewardConfig()
@@ -59,7 +62,30 @@ def reward_from_result(result: EvalResult, config: RewardConfig) -> float | None
         raise ValueError(f"the {config.positive!r} reward needs the baseline timed (measure.baseline: true)")
     if config.positive == "speedup":
         return float(result.speedup)
+    if config.positive == "rank":  # outside a group: the speedup it is ranked by (see group_rewards)
+        return float(result.speedup)
     return math.log1p(result.speedup)
+
+
+def _rank_key(result: EvalResult, config: RewardConfig) -> tuple[int, float]:
+    """What `rank` orders by: correct above failing; correct by speedup, failures by penalty."""
+    if result.status == "ok":
+        return (1, float(result.speedup or 0.0))
+    return (0, float(config.penalties[result.status]))
+
+
+def ranked(
+    keys: Sequence[tuple],
+) -> list[float]:
+    """Each key's share of the other keys it beats, ties counting half (0 alone in its group).
+
+    >>> ranked([(1, 5.0), (0, -40.0), (1, 2.0), (1, 5.0)])
+    [0.8333333333333334, 0.0, 0.3333333333333333, 0.8333333333333334]
+    """
+    n = len(keys)
+    if n < 2:
+        return [0.0] * n
+    return [(sum(k > o for o in keys) + 0.5 * (sum(k == o for o in keys) - 1)) / (n - 1) for k in keys]
 
 
 def group_rewards(results: Sequence[EvalResult], groups: Sequence[Any], config: RewardConfig) -> list[float]:
@@ -73,7 +99,16 @@ def group_rewards(results: Sequence[EvalResult], groups: Sequence[Any], config: 
     >>> group_rewards([ok, EvalResult(status="wrong_result"), err, err], ["p", "p", "p", "q"], RewardConfig())
     [30.0, -10.0, 10.0, 0.0]
     """
-    rewards = [reward_from_result(r, config) for r in results]
+    if config.positive == "rank":
+        # The harness's failures are nobody's rank: they get their group's mean, like the default rule.
+        out: list[float | None] = [None] * len(results)
+        for g in dict.fromkeys(groups):
+            idx = [i for i, (h, r) in enumerate(zip(groups, results)) if h == g and r.status != "harness_error"]
+            for i, value in zip(idx, ranked([_rank_key(results[i], config) for i in idx])):
+                out[i] = value
+        rewards = out
+    else:
+        rewards = [reward_from_result(r, config) for r in results]
     by_group: dict[Any, list[float]] = {}
     for g, value in zip(groups, rewards):
         if value is not None:
@@ -109,8 +144,9 @@ class HarnessReward:
     kernel is measured (a row's `mode` column adapts it, MeasureConfig.for_mode); `name`
     replaces the problem in the name TRL logs; `archives` (problem -> TechniqueArchive) receive every correct
     kernel; `evaluate` replaces the harness (tests). After each call, `last` holds the
-    batch's EvalResults and `last_rows`, `last_stages`, `last_permitted`, `last_problems`
-    the SQD columns, for the training log; `started`/`finished` time the scoring.
+    batch's EvalResults, `last_texts` the completions, `last_modes` their modes, and
+    `last_rows`, `last_stages`, `last_permitted`, `last_problems` the SQD columns, for the
+    training log; `started`/`finished` time the scoring.
     """
 
     def __init__(
@@ -132,6 +168,8 @@ class HarnessReward:
         self.last_rows: list[int] = []
         self.last_stages: list[int] = []  # the stage each row was drawn in
         self.last_problems: list[str] = []
+        self.last_texts: list[str] = []  # the completions as scored (for the record of training samples)
+        self.last_modes: list[str | None] = []
         self.seconds = 0.0
         self.started = self.finished = 0.0  # monotonic times of the last batch's scoring
 
@@ -175,6 +213,8 @@ class HarnessReward:
         self.last_permitted = [descriptor(p) if p is not None else None for p in kwargs.get("permitted") or []]
         self.last_rows, self.last_stages = list(kwargs.get("row") or []), list(kwargs.get("stage") or [])
         self.last_problems = list(problems)
+        self.last_texts = [completion_text(c) for c in completions]
+        self.last_modes = list(kwargs.get("mode") or [None] * len(completions))
         self.finished = time.monotonic()
         self.seconds = self.finished - self.started
         # TRL passes each prompt's completions as consecutive rows with the same prompt: that is the group.

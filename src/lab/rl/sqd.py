@@ -275,7 +275,13 @@ class SQDSchedule:
             permitted = sampler.sample(1, exclude={"openmp"} if mode == "serial" else frozenset())[0]
             row = {
                 "row": self.next_row,
-                "prompt": [{"role": "user", "content": prompt_text(problem, permitted, mode, self.threads)}],
+                # Training phrasings in turn (row number modulo their number): no state to save.
+                "prompt": [
+                    {
+                        "role": "user",
+                        "content": prompt_text(problem, permitted, mode, self.threads, phrasing=self.next_row),
+                    }
+                ],
                 "problem": problem,
                 "permitted": [t for t in TECHNIQUES if t in permitted],
                 "stage": sampler.stage,

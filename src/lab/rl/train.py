@@ -39,6 +39,7 @@ guarded, so the CPU path never imports them.
 
 from __future__ import annotations
 
+import hashlib
 import random
 import time
 from collections import Counter
@@ -55,7 +56,38 @@ from lab.techniques import problem_techniques
 ARCHIVE_STATE = "archive_state.json"  # in each checkpoint folder, beside the Trainer's own files
 
 
-def _step_callback(reward_fn: HarnessReward, log_path: Path | None, schedule: SQDSchedule | None):
+TRAINING_SAMPLES = "training_samples.jsonl"  # beside train_log.jsonl: every scored completion
+
+
+def text_hash(text: str) -> str:
+    """The key that says two completions are the same text (evaluation's `seen_in_training`)."""
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def _sample_records(step: int, reward_fn: HarnessReward) -> list[dict]:
+    """One record per completion scored in a step: its text's hash, what it was asked and what
+    it scored (no text: the hashes are what evaluation needs, and they keep the file small)."""
+    permitted = reward_fn.last_permitted or [None] * len(reward_fn.last)
+    return [
+        {
+            "step": step,
+            "problem": problem,
+            "mode": mode,
+            "permitted": allowed,
+            "text_hash": text_hash(text),
+            "status": r.status,
+            "gflops": r.gflops,
+            "speedup": r.speedup,
+        }
+        for r, text, problem, mode, allowed in zip(
+            reward_fn.last, reward_fn.last_texts, reward_fn.last_problems, reward_fn.last_modes, permitted
+        )
+    ]
+
+
+def _step_callback(
+    reward_fn: HarnessReward, log_path: Path | None, schedule: SQDSchedule | None, samples_path: Path | None = None
+):
     """The TrainerCallback that logs, advances SQD and checkpoints the archive."""
     from transformers import TrainerCallback
 
@@ -72,6 +104,7 @@ def _step_callback(reward_fn: HarnessReward, log_path: Path | None, schedule: SQ
         def __init__(self):
             self.t_begin = self.t_end = time.monotonic()
             self.log = JsonlAppender(log_path) if log_path is not None else None
+            self.samples = JsonlAppender(samples_path) if samples_path is not None else None
 
         def on_step_begin(self, args, state, control, **kwargs):
             self.t_begin = time.monotonic()
@@ -113,6 +146,9 @@ def _step_callback(reward_fn: HarnessReward, log_path: Path | None, schedule: SQ
                     stages[problem] = max(stage, stages.get(problem, 0))
                 record.update(stage=stages, permitted=reward_fn.last_permitted[::group])
             self.log.append(record)
+            if self.samples is not None and scored_now:
+                for row in _sample_records(state.global_step, reward_fn):
+                    self.samples.append(row)
 
         def on_save(self, args, state, control, **kwargs):
             ckpt = Path(args.output_dir) / f"checkpoint-{state.global_step}"
@@ -136,13 +172,14 @@ def suite_rows(config: ExperimentConfig) -> list[dict]:
     picks = rng.choices(
         entries, weights=[e.weight for e in entries], k=config.train.steps * config.train.prompts_per_step
     )
+    threads = config.measure.threads
     return [
         {
-            "prompt": [{"role": "user", "content": prompt_text(e.problem, None, e.mode, config.measure.threads)}],
+            "prompt": [{"role": "user", "content": prompt_text(e.problem, None, e.mode, threads, phrasing=i)}],
             "problem": e.problem,
             "mode": e.mode,
         }
-        for e in picks
+        for i, e in enumerate(picks)
     ]
 
 
@@ -153,9 +190,10 @@ def _dataset(config: ExperimentConfig, schedule: SQDSchedule | None):
         return IterableDataset.from_generator(schedule.rows)
     if config.suite is not None:
         return Dataset.from_list(suite_rows(config))
-    prompt = [{"role": "user", "content": prompt_text(config.problem)}]
+    mode, threads = config.measure.mode, config.measure.threads
     rows = config.train.steps * config.train.prompts_per_step
-    return Dataset.from_dict({"prompt": [prompt] * rows, "problem": [config.problem] * rows})
+    prompts = [[{"role": "user", "content": prompt_text(config.problem, None, mode, threads, i)}] for i in range(rows)]
+    return Dataset.from_dict({"prompt": prompts, "problem": [config.problem] * rows, "mode": [mode] * rows})
 
 
 def _load_model(config: ExperimentConfig):
@@ -215,7 +253,7 @@ def build_trainer(
     }
     schedule = None
     if config.sqd is not None:
-        entries = [(e.problem, e.mode, e.weight) for e in config.suite] if config.suite is not None else None
+        entries = [(e.problem, e.mode, e.weight) for e in config.entries]
         schedule = SQDSchedule(
             problems, config.sqd, seed=config.seed, archives=archives, entries=entries, threads=config.measure.threads
         )
@@ -266,14 +304,15 @@ def build_trainer(
         processing_class=tokenizer,
         peft_config=peft_config,
     )
-    trainer.add_callback(_step_callback(reward_fn, log_path, schedule))
+    samples_path = log_path.with_name(TRAINING_SAMPLES) if log_path is not None else None
+    trainer.add_callback(_step_callback(reward_fn, log_path, schedule, samples_path))
     trainer.harness_reward, trainer.sqd_schedule = reward_fn, schedule
     return trainer
 
 
 #: Fields of an experiment that do not change what training does (where results go, how
 #: the trained policy is evaluated afterwards).
-_NOT_TRAINING = frozenset({"name", "results_dir", "runs_dir", "evaluation"})
+_NOT_TRAINING = frozenset({"name", "results_dir", "runs_dir", "evaluation", "seeds"})
 
 
 def training_config(config: ExperimentConfig) -> dict:
@@ -323,11 +362,12 @@ def train(config: ExperimentConfig, output_dir: str | Path | None = None) -> Pat
     write_json(out / "train_config.json", training_config(config))
     log_path = out / "train_log.jsonl"
     done = int(Path(resume).name.split("-")[1]) if resume else 0
-    if resume is None and log_path.exists():
-        log_path.unlink()  # a fresh run starts a fresh log
-    elif resume is not None and log_path.exists():
-        # Keep only the steps the checkpoint covers; later ones will be redone.
-        write_jsonl(log_path, [row for row in read_jsonl(log_path) if row["step"] <= done])
+    for path in (log_path, out / TRAINING_SAMPLES):
+        if resume is None and path.exists():
+            path.unlink()  # a fresh run starts a fresh log
+        elif resume is not None and path.exists():
+            # Keep only the steps the checkpoint covers; later ones will be redone.
+            write_jsonl(path, [row for row in read_jsonl(path) if row["step"] <= done])
     state = read_json(Path(resume) / ARCHIVE_STATE) if resume else None
     trainer = build_trainer(config, out, log_path, archive_state=state)
     if done >= config.train.steps:

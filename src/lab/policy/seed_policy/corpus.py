@@ -2,7 +2,9 @@
 
 Each record is what a base code model might be asked and might answer:
 
-- prompt: the prompt of one of the lab's problems (PROBLEM_WEIGHTS), in one execution
+- prompt: one of the training phrasings of the prompt of one of the lab's problems
+  (PROBLEM_WEIGHTS), as written or (RECOMBINE_RATE) recombined from their sentences
+  (lab.policy.seed_policy.wording: never a held-out evaluation phrasing), in one execution
   model (MODE_WEIGHTS: serial, OpenMP with a thread count, or the problem's own text,
   which permits OpenMP), and for CONDITIONED_RATE of the records the sentence stating a
   permitted subset of the techniques that apply to the problem (random size, as SQD
@@ -23,8 +25,10 @@ from __future__ import annotations
 import random
 from dataclasses import asdict, dataclass
 
+from lab.harness.problems import load_problem
 from lab.policy.prompts import prompt_text
 from lab.policy.seed_policy.generator import KernelSpec, random_spec, render
+from lab.policy.seed_policy.wording import recombined
 from lab.techniques import problem_techniques
 
 # DGEMM keeps the largest share: its kernels are the longest and the most varied.
@@ -38,6 +42,8 @@ PROBLEM_WEIGHTS = {
     "histogram": 0.085,
     "transpose": 0.085,
 }
+TRAIN_PHRASINGS = {p: load_problem(p).train_prompts for p in PROBLEM_WEIGHTS}
+RECOMBINE_RATE = 0.85  # share of prompts recombined from the training phrasings' sentences
 # None: the problem's own prompt, which states no execution model (and permits OpenMP).
 MODE_WEIGHTS = {None: 0.3, "serial": 0.35, "openmp": 0.35}
 THREADS = (1, 2, 2, 2, 4)  # thread counts an OpenMP prompt states
@@ -107,12 +113,20 @@ def make_example(rng: random.Random) -> Example:
         problem=problem,
         mode=mode,
         permitted=tuple(t for t in order if t in permitted) if permitted is not None else None,
-        prompt=prompt_text(problem, permitted, mode, threads),
+        prompt=prompt_text(problem, permitted, mode, threads, phrasing=_wording(rng, problem, mode)),
         completion=as_completion(render(spec), rng),
         techniques=tuple(sorted(spec.techniques())),
         correct=spec.correct,
         family=spec.family,
     )
+
+
+def _wording(rng: random.Random, problem: str, mode: str | None) -> int | str:
+    """A training phrasing as written (its number) or, for RECOMBINE_RATE of the prompts, one
+    recombined from the training phrasings' sentences (lab.policy.seed_policy.wording)."""
+    if rng.random() < RECOMBINE_RATE:
+        return recombined(problem, mode, rng)
+    return rng.randrange(len(TRAIN_PHRASINGS[problem]))
 
 
 def make_corpus(n: int, seed: int = 0) -> list[Example]:

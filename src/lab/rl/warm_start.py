@@ -1,0 +1,159 @@
+"""Rejection-sampling fine-tuning (RFT): the warm start before GRPO.
+
+    from lab.rl.warm_start import warm_start
+    model_dir = warm_start(config, Path("runs/grpo_rft/s0/warm_start"))   # -> .../final
+
+What successful RL-for-kernels work does before RL, on the lab's reward:
+
+1. sample `warm_start.samples` completions per (problem, mode) of the experiment from the
+   starting policy, on the *training* phrasings only (held-out ones stay unseen), seeded
+   with the run's seed;
+2. score them with the harness, measured as the experiment's `measure` says (they count as
+   reward evaluations: `scored.jsonl` records each one's text hash and result, and the
+   training record of the run includes them);
+3. keep the correct kernels, each weighted by its speedup over the problem's textbook
+   baseline: the fastest appears `max_copies` times in the fine-tuning set, a kernel with
+   speedup s about 1 + (max_copies - 1) * s / s_max times, so the fast ones dominate and
+   the others still count;
+4. fine-tune the starting policy on those (prompt, completion) pairs with TRL's
+   SFTTrainer (loss on the completion only), into `<out>/final`.
+
+GRPO then starts from `<out>/final` with the experiment's unchanged budget. A finished
+warm start of the same training config is reused (a resumed run does not redo it).
+`summary.json` says what was sampled, kept and fitted.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from lab.config import ExperimentConfig
+from lab.files import read_json, write_json, write_jsonl
+from lab.harness.evaluate import evaluate_batch
+from lab.harness.problems import load_problem
+from lab.policy.sample import load_policy, sample_records
+from lab.rl.train import text_hash
+
+CONFIG = "warm_start_config.json"
+
+
+def copies(speedups: list[float], max_copies: int) -> list[int]:
+    """How many times each kept kernel enters the fine-tuning set (see the module docstring).
+
+    >>> copies([1.0, 10.0, 20.0], 8)
+    [1, 5, 8]
+    """
+    best = max(speedups, default=0.0)
+    if best <= 0:
+        return [1] * len(speedups)
+    return [1 + round((max_copies - 1) * max(s, 0.0) / best) for s in speedups]
+
+
+def warm_start(config: ExperimentConfig, out: Path, fingerprint: dict | None = None) -> Path:
+    """Run (or reuse) the warm start of `config` (its `warm_start` settings, from `config.model`)
+    into `out`; returns the fine-tuned model's folder. `fingerprint` (the run's training config)
+    decides reuse: a finished warm start saved with the same one is kept."""
+    settings = config.warm_start
+    if settings is None:
+        raise ValueError("the experiment has no warm_start section")
+    final = out / "final"
+    if (final / "config.json").exists() and (out / CONFIG).exists() and read_json(out / CONFIG) == fingerprint:
+        print(f"{out}: warm start finished with this config; reusing it", flush=True)
+        return final
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    model, tokenizer = load_policy(config.model)
+    scored: list[dict] = []
+    for entry in config.entries:
+        problem = load_problem(entry.problem)
+        records, _ = sample_records(
+            config.model,
+            entry.problem,
+            settings.samples,
+            None,
+            settings.temperature,
+            config.seed,
+            config.train.max_completion_length,
+            policy=(model, tokenizer),
+            mode=entry.mode,
+            threads=config.measure.threads,
+            split="train",
+            phrasings=len(problem.train_prompts),
+        )
+        print(f"warm start: scoring {len(records)} samples of {entry.problem}/{entry.mode}", flush=True)
+        results = evaluate_batch([r["completion"] for r in records], entry.problem, config.measure.for_mode(entry.mode))
+        scored += [{**rec, **res.to_dict(), "mode": entry.mode} for rec, res in zip(records, results)]
+    kept = [s for s in scored if s["status"] == "ok" and s.get("speedup")]
+    weights = copies([s["speedup"] for s in kept], settings.max_copies)
+    rows = [
+        {
+            "prompt": [{"role": "user", "content": s["prompt"]}],
+            "completion": [{"role": "assistant", "content": s["completion"]}],
+        }
+        for s, c in zip(kept, weights)
+        for _ in range(c)
+    ]
+    weight_of = {id(s): c for s, c in zip(kept, weights)}
+    write_jsonl(
+        out / "scored.jsonl",
+        [
+            {
+                "problem": s["problem"],
+                "mode": s["mode"],
+                "text_hash": text_hash(s["completion"]),
+                "status": s["status"],
+                "gflops": s.get("gflops"),
+                "speedup": s.get("speedup"),
+                "copies": weight_of.get(id(s), 0),
+            }
+            for s in scored
+        ],
+    )
+    summary = {
+        "scored": len(scored),
+        "ok": sum(s["status"] == "ok" for s in scored),
+        "kept": len(kept),
+        "fine_tuning_rows": len(rows),
+        "best_speedup": max((s["speedup"] for s in kept), default=None),
+        "best_gflops": max((s["gflops"] for s in kept), default=None),
+    }
+    if rows:
+        summary["loss"] = _fine_tune(config, model, tokenizer, rows, out)
+    else:  # nothing correct to learn from: GRPO starts from the policy as it was
+        model.save_pretrained(str(final))
+        tokenizer.save_pretrained(str(final))
+    write_json(out / "summary.json", summary)
+    write_json(out / CONFIG, fingerprint)
+    print(f"warm start: {summary}", flush=True)
+    return final
+
+
+def _fine_tune(config: ExperimentConfig, model, tokenizer, rows: list[dict], out: Path) -> float | None:
+    """TRL's SFTTrainer on the prompt/completion rows (loss on the completion), saved to out/final."""
+    import torch
+    from datasets import Dataset
+    from trl import SFTConfig, SFTTrainer
+
+    settings = config.warm_start
+    args = SFTConfig(
+        output_dir=str(out / "sft"),
+        num_train_epochs=settings.epochs,
+        learning_rate=settings.learning_rate,
+        per_device_train_batch_size=16,
+        max_length=2048,
+        completion_only_loss=True,
+        save_strategy="no",
+        logging_steps=10,
+        report_to=[],
+        seed=config.seed,
+        bf16=False,
+        use_cpu=not torch.cuda.is_available(),
+        disable_tqdm=False,
+    )
+    trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer)
+    result = trainer.train()
+    trainer.save_model(str(out / "final"))
+    tokenizer.save_pretrained(str(out / "final"))
+    shutil.rmtree(out / "sft", ignore_errors=True)
+    return float(result.training_loss) if result.training_loss is not None else None

@@ -1,0 +1,93 @@
+"""The warm start (rejection-sampling fine-tuning): what it keeps, how it weights, what it trains."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lab.config import ExperimentConfig, MeasureConfig, TrainConfig, WarmStartConfig
+from lab.harness.evaluate import EvalResult
+from lab.rl import warm_start as ws
+
+pytestmark = pytest.mark.slow  # fine-tunes the smoke policy
+
+
+def _same_weights(a, b) -> bool:
+    from safetensors.torch import load_file
+
+    wa, wb = load_file(str(a / "model.safetensors")), load_file(str(b / "model.safetensors"))
+    return set(wa) == set(wb) and all((wa[k] == wb[k]).all() for k in wa)
+
+
+def _config(policy, **warm) -> ExperimentConfig:
+    return ExperimentConfig(
+        name="rft",
+        kind="grpo",
+        model=str(policy),
+        measure=MeasureConfig(n=48, min_time_s=0.02, min_reps=3, baseline_min_time_s=0.01),
+        train=TrainConfig(max_completion_length=96),
+        warm_start=WarmStartConfig(**({"samples": 8, "epochs": 1.0} | warm)),
+    )
+
+
+def test_fast_kernels_weigh_more_and_failures_are_left_out(smoke_policy, tmp_path, monkeypatch):
+    # Scores are made up (the harness is tested elsewhere): every other sample is ok, with a
+    # speedup that grows with its position, so the weighting is known.
+    def fake(texts, problem, measure, **kw):
+        return [
+            EvalResult(status="ok", gflops=float(i), speedup=float(i)) if i % 2 else EvalResult(status="compile_error")
+            for i in range(len(texts))
+        ]
+
+    monkeypatch.setattr(ws, "evaluate_batch", fake)
+    cfg = _config(smoke_policy)
+    final = ws.warm_start(cfg, tmp_path / "ws", {"fingerprint": 1})
+    assert (final / "config.json").exists() and (final / "model.safetensors").exists()
+    scored = [json.loads(line) for line in (tmp_path / "ws" / "scored.jsonl").read_text().splitlines()]
+    assert len(scored) == 8 and [r["copies"] for r in scored] == [0, 2, 0, 4, 0, 6, 0, 8]
+    summary = json.loads((tmp_path / "ws" / "summary.json").read_text())
+    assert summary["kept"] == 4 and summary["fine_tuning_rows"] == 20 and summary["loss"] > 0
+    # The fine-tuned weights differ from the starting policy's.
+    assert not _same_weights(final, smoke_policy)
+    # Reused with the same fingerprint, redone with another.
+    mtime = (final / "model.safetensors").stat().st_mtime_ns
+    assert ws.warm_start(cfg, tmp_path / "ws", {"fingerprint": 1}) == final
+    assert (final / "model.safetensors").stat().st_mtime_ns == mtime
+    monkeypatch.setattr(ws, "evaluate_batch", lambda texts, *a, **k: [EvalResult(status="wrong_result")] * len(texts))
+    ws.warm_start(cfg, tmp_path / "ws", {"fingerprint": 2})
+    assert (
+        json.loads((tmp_path / "ws" / "summary.json").read_text())["kept"] == 0
+    )  # nothing to learn: the policy as it was
+    assert _same_weights(final, smoke_policy)
+
+
+def test_warm_start_samples_only_training_phrasings(smoke_policy, tmp_path, monkeypatch):
+    from lab.policy.prompts import prompt_texts
+
+    seen = []
+
+    def fake(texts, problem, measure, **kw):
+        seen.extend(texts)
+        return [EvalResult(status="wrong_result")] * len(texts)
+
+    recorded = []
+    real = ws.sample_records
+
+    def spy(*args, **kwargs):
+        records, s = real(*args, **kwargs)
+        recorded.extend(records)
+        return records, s
+
+    monkeypatch.setattr(ws, "evaluate_batch", fake)
+    monkeypatch.setattr(ws, "sample_records", spy)
+    ws.warm_start(_config(smoke_policy), tmp_path / "ws", None)
+    assert {r["prompt"] for r in recorded} <= set(prompt_texts("dgemm", "train", "openmp", 1))
+    assert len(seen) == 8
+
+
+def test_a_config_without_a_warm_start_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="no warm_start"):
+        ws.warm_start(ExperimentConfig(kind="grpo"), tmp_path, None)
+    with pytest.raises(ValueError, match="need kind: grpo"):
+        ExperimentConfig(kind="baseline", warm_start=WarmStartConfig())
