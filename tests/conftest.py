@@ -7,12 +7,15 @@ from pathlib import Path
 
 import pytest
 
+from lab.config import MeasureConfig
 from lab.harness import sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = ROOT / "tests" / "kernels"
 #: The example kernels under harness/ (all correct) double as legitimate test kernels.
 EXAMPLES = ROOT / "harness"
+#: Small, quickly timed kernels for tests that train or warm-start the smoke policy.
+TINY_MEASURE = MeasureConfig(n=48, min_time_s=0.02, min_reps=3, baseline_min_time_s=0.01)
 
 requires_root = pytest.mark.skipif(not sandbox.is_root(), reason="uid switch and namespaces need root")
 

@@ -16,12 +16,11 @@ import pytest
 from lab.config import EvaluationConfig, ExperimentConfig, MeasureConfig, RewardConfig, SQDConfig, TrainConfig
 from lab.rl.reward import HarnessReward
 from lab.rl.train import build_trainer
-from tests.conftest import EXAMPLES, KERNELS, ROOT
+from tests.conftest import EXAMPLES, KERNELS, ROOT, TINY_MEASURE
 
 pytestmark = pytest.mark.slow  # trains GRPO
 
 #: Rewards measured at a small size: training needs a verdict and a rough speed, not precise timing.
-TINY_MEASURE = MeasureConfig(n=48, min_time_s=0.02, min_reps=3, baseline_min_time_s=0.01)
 FAST_REWARD = MeasureConfig(n=48, min_time_s=0.01, min_reps=2, baseline=False)
 
 

@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from lab.config import ExperimentConfig, MeasureConfig, TrainConfig, WarmStartConfig
+from lab.config import ExperimentConfig, TrainConfig, WarmStartConfig
 from lab.harness.evaluate import EvalResult
 from lab.rl import warm_start as ws
+from tests.conftest import TINY_MEASURE
 
 pytestmark = pytest.mark.slow  # fine-tunes the smoke policy
 
@@ -25,7 +26,7 @@ def _config(policy, **warm) -> ExperimentConfig:
         name="rft",
         kind="grpo",
         model=str(policy),
-        measure=MeasureConfig(n=48, min_time_s=0.02, min_reps=3, baseline_min_time_s=0.01),
+        measure=TINY_MEASURE,
         train=TrainConfig(max_completion_length=96),
         warm_start=WarmStartConfig(**({"samples": 8, "epochs": 1.0} | warm)),
     )
