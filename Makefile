@@ -1,11 +1,13 @@
 # perfRL lab -- every target sets up what it needs (virtual environment, package, kernel).
 #   make reproduce  the whole pipeline on the embedded default model (CONFIG=... for another config)
 #   make suite      the same experiments on the eight-problem suite (over an hour)
+#   make ablation   GRPO's settings one at a time against the default arm (about an hour)
 #   make test       lint, layers contract and the full test suite (what CI runs)
 SHELL := /bin/bash
 PYTHON ?= python3
 CONFIG ?= configs/default.yaml
 SUITE_CONFIG ?= configs/suite.yaml
+ABLATION_CONFIG ?= configs/ablation.yaml
 PORT ?= 8888
 VENV := .venv
 BIN := $(VENV)/bin
@@ -28,7 +30,7 @@ EXECUTED := runs/notebooks
 # FRESH=1 measures everything again instead of reusing finished results of the same config.
 RESULT_FILES := results/machine.json results/examples/dgemm_serial_t1.json results/autotune.json results/seed_policy.json
 
-.PHONY: setup test test-fast lint reproduce smoke experiments suite fresh fresh-suite figures lab calibrate score-examples \
+.PHONY: setup test test-fast lint reproduce smoke experiments suite fresh fresh-suite ablation fresh-ablation figures lab calibrate score-examples \
 	bench-harness seed-model seed-report autotune compare clean
 
 setup: $(STAMP)
@@ -93,6 +95,14 @@ endef
 suite: $(if $(FRESH),fresh-suite) $(SEED_MODEL)/config.json results/machine.json
 	@mkdir -p $(EXECUTED)
 	$(PAPERMILL) notebooks/$(SUITE_NOTEBOOK).ipynb $(EXECUTED)/$(SUITE_NOTEBOOK).ipynb -p config $(SUITE_CONFIG)
+
+# What limits GRPO: each variant of ABLATION_CONFIG (one setting changed) trained with every seed
+# and compared with the default arm (results/ablation/comparison.json). FRESH=1 measures it again.
+ablation: $(if $(FRESH),fresh-ablation) $(SEED_MODEL)/config.json results/machine.json
+	$(BIN)/lab compare --config $(ABLATION_CONFIG) --against grpo
+
+fresh-ablation: $(STAMP)
+	$(FORGET) $(ABLATION_CONFIG) | xargs rm -rf
 
 # Redraw every figure from results JSON alone.
 figures: $(STAMP)

@@ -76,6 +76,9 @@ def test_comparison_of_finished_arms(tmp_path):
         cfg = config.experiment(name)
         _fake_arm(cfg, cfg.seeds, *rate)
     summary = compare(config)
+    # The same results give the same file: nothing of the moment it was written (date, commit).
+    assert summary == compare(config)
+    assert summary["config"] == "configs/smoke.yaml" and "machine" not in summary and "git_commit" not in summary
     assert summary["missing"] == ["grpo_rft"]
     assert [(p["a"], p["b"]) for p in summary["pairs"]] == [
         ("grpo", "baseline"),
@@ -89,6 +92,43 @@ def test_comparison_of_finished_arms(tmp_path):
     assert summary["pairs"][2]["per_seed"]["mean_gflops_ok"] == {"0": -18.0, "1": -18.0}  # seed by seed
     assert "per_seed" not in summary["pairs"][0]  # the baseline has no training seeds to pair
     assert summary["arms"]["grpo"]["reward_evaluations"] == 2 * config.experiment("grpo").train.steps * 4
+
+
+ABLATION_PATH = ROOT / "configs" / "ablation.yaml"
+
+
+def test_an_ablation_compares_each_variant_with_the_reference(tmp_path):
+    config = load_config(ABLATION_PATH, [f"results_dir={tmp_path}", "seeds=[0,1]"])
+    reference = "grpo"
+    assert next(iter(config.experiments)) == reference  # the default arm comes first
+    for i, cfg in enumerate(config.experiments.values()):
+        _fake_arm(cfg, cfg.seeds, 0.5, 2.0 + 4 * i)
+    summary = compare(config, reference)
+    variants = [n for n in config.experiments if n != reference]
+    assert [(p["a"], p["b"]) for p in summary["pairs"]] == [(v, reference) for v in variants]
+    assert summary["tests"] == 4 * len(variants) and summary["reference"] == reference
+    # Each arm says what it changes; the reference changes nothing.
+    assert summary["arms"][reference]["changes"] == {}
+    assert summary["arms"]["reward_rank"]["changes"] == {"reward.positive": ["rank", "gflops"]}
+    assert set(summary["arms"]["group_16"]["changes"]) == {"train.group_size", "train.prompts_per_step"}
+    # Without the reference every pair is compared, and the reward differences are refused.
+    with pytest.raises(ValueError, match="differ in reward"):
+        compare(config)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (["experiments.lr_high.train.steps=99"], "train budget"),
+        (["experiments.group_16.train.prompts_per_step=2"], "train budget"),
+        (["experiments.reward_rank.evaluation.samples=9"], "differ in evaluation"),
+    ],
+)
+def test_an_ablation_keeps_the_budget_and_the_protocol(change, message):
+    with pytest.raises(ValueError, match=message):
+        check_fair(load_config(ABLATION_PATH, change), "grpo")
+    with pytest.raises(ValueError, match="no experiment 'nothing'"):
+        check_fair(load_config(ABLATION_PATH), "nothing")
 
 
 def test_a_short_training_log_is_refused(tmp_path):

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
+import lab
 from lab import paths
 from lab.files import JsonlAppender, read_jsonl, tree_hash, write_json, write_jsonl
 
@@ -47,6 +49,17 @@ def test_tree_hash_sees_every_file(tmp_path):
     (tmp_path / "a" / "x.py").write_text("3")
     assert tree_hash(tmp_path) != before
     assert tree_hash(tmp_path, skip={"a"}) == tree_hash(tmp_path, skip={"a"}) != tree_hash(tmp_path)
+    # A file is left out by its relative path: changing it does not change the hash.
+    skipped = tree_hash(tmp_path, skip={"a/x.py"})
+    (tmp_path / "a" / "x.py").write_text("4")
+    assert tree_hash(tmp_path, skip={"a/x.py"}) == skipped != tree_hash(tmp_path)
+
+
+def test_the_code_fingerprint_leaves_out_exactly_the_result_readers():
+    from lab.analysis.experiments import RESULT_READERS
+
+    package = Path(lab.__file__).parent
+    assert all((package / name).is_file() for name in RESULT_READERS)  # no stale names
 
 
 def test_paths_follow_the_environment_at_call_time(tmp_path, monkeypatch):

@@ -32,6 +32,35 @@ def _config(policy, **warm) -> ExperimentConfig:
     )
 
 
+def _record_sft_trainers(monkeypatch) -> list:
+    """The SFTTrainer instances the warm start builds, kept to inspect their tokenized data."""
+    import trl
+
+    trainers = []
+
+    class Recording(trl.SFTTrainer):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            trainers.append(self)
+
+    monkeypatch.setattr(trl, "SFTTrainer", Recording)
+    return trainers
+
+
+def _assert_examples_end_the_answer(trainers: list) -> None:
+    # Each fine-tuning example must end with the end-of-sequence token, inside the loss: the
+    # policy's generation stops on it. Without it the tuned policy runs on to the length limit.
+    (trainer,) = trainers
+    eos = trainer.processing_class.eos_token_id
+    rows = list(trainer.train_dataset)
+    assert rows
+    for row in rows:
+        assert row["input_ids"][-1] == eos
+        assert row["labels"][-1] == eos  # in the loss (masked positions are -100)
+        # The prompt (the chat-templated text sampling uses) is outside the loss.
+        assert row["labels"][0] == -100
+
+
 def test_fast_kernels_weigh_more_and_failures_are_left_out(smoke_policy, tmp_path, monkeypatch):
     # Scores are made up (the harness is tested elsewhere): every other sample is ok, with a
     # speedup that grows with its position, so the weighting is known.
@@ -42,8 +71,10 @@ def test_fast_kernels_weigh_more_and_failures_are_left_out(smoke_policy, tmp_pat
         ]
 
     monkeypatch.setattr(ws, "evaluate_batch", fake)
+    trainers = _record_sft_trainers(monkeypatch)
     cfg = _config(smoke_policy)
     final = ws.warm_start(cfg, tmp_path / "ws", {"fingerprint": 1})
+    _assert_examples_end_the_answer(trainers)
     assert (final / "config.json").exists() and (final / "model.safetensors").exists()
     scored = [json.loads(line) for line in (tmp_path / "ws" / "scored.jsonl").read_text().splitlines()]
     assert len(scored) == 8 and [r["copies"] for r in scored] == [0, 2, 0, 4, 0, 6, 0, 8]

@@ -6,7 +6,7 @@
     lab score-examples [--out results/examples]
     lab problems [--json]
     lab sample --model PATH_OR_ID --problem dgemm --num N [--permit TECH,...] --out S.jsonl
-    lab compare [--config configs/default.yaml]
+    lab compare [--config configs/default.yaml] [--against EXPERIMENT]
     lab calibrate | autotune | seed-model | seed-report
     lab --version
 
@@ -305,11 +305,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     config = open_config(Path(args.config).resolve(), args.set)
     try:
-        check_fair(config)
+        check_fair(config, args.against)
     except ValueError as err:
         raise UsageError(str(err)) from None
     run_all(config)  # finished arms of the same config are reused
-    summary = write_comparison(config)
+    summary = write_comparison(config, args.against)
     figure = comparison(summary, Path(config.figures_dir))
     for pair in summary["pairs"]:
         shown = ", ".join(
@@ -475,6 +475,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("compare", "every arm against every other, with intervals (results/comparison.json)", cmd_compare)
     p.add_argument("--config", default="configs/default.yaml", help="a single-problem config")
+    p.add_argument(
+        "--against",
+        default=None,
+        metavar="EXPERIMENT",
+        help="an ablation: each other arm against this one (they may differ in reward and training settings)",
+    )
     overrides(p)
 
     p = command("problems", "list the problems and their execution models", cmd_problems)

@@ -85,12 +85,13 @@ class JsonlAppender:
 
 def tree_hash(root: str | Path, skip: Collection[str] = ()) -> str:
     """Hash of every file under `root` (relative names and contents), found by walking it,
-    leaving out caches and the top-level entries named in `skip`."""
+    leaving out caches and the entries named in `skip` (a top-level name, or a file's path
+    relative to `root`, with /)."""
     root = Path(root)
     h = hashlib.sha256()
     for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
         rel = path.relative_to(root)
-        if rel.parts[0] in skip:
+        if rel.parts[0] in skip or rel.as_posix() in skip:
             continue
         h.update(str(rel).encode() + b"\0")
         h.update(path.read_bytes())

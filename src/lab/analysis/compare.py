@@ -28,13 +28,13 @@ differences are listed too (`per_seed`). `lab.analysis.plots.comparison` draws i
 from __future__ import annotations
 
 import itertools
+import os
 from pathlib import Path
 
-from lab.analysis.experiments import git_commit
+from lab.analysis.experiments import is_finished, project_dir
 from lab.analysis.intervals import difference, holm, verdict
 from lab.config import ExperimentConfig, LabConfig
 from lab.files import read_json, read_jsonl, write_json
-from lab.harness.machine import machine_summary
 
 #: The metrics compared (names of lab.analysis.metrics / intervals).
 METRICS = ("pass_at_1", "mean_gflops_ok", "median_gflops_ok", "expected_speedup")
@@ -43,17 +43,55 @@ _SHARED = ("model", "problem", "measure", "evaluation", "seeds", "suite")
 _SHARED_TRAINED = ("reward", "train")
 
 
-def check_fair(config: LabConfig) -> None:
-    """Raise ValueError naming the settings in which two arms differ where they must agree."""
+def check_fair(config: LabConfig, reference: str | None = None) -> None:
+    """Raise ValueError naming the settings in which two arms differ where they must agree.
+
+    With a `reference` arm (an ablation), trained arms may differ from it in the reward and
+    the training settings too, but not in the budget: steps and reward evaluations per step."""
     arms = list(config.experiments.values())
     if any(a.suite is not None for a in arms):
         raise ValueError(f"{config.path}: comparisons are of single-problem arms; lab.analysis.suite compares suites")
+    if reference is not None:
+        if reference not in config.experiments:
+            raise ValueError(f"{config.path}: no experiment {reference!r} to compare against")
+        ref = config.experiments[reference]
+        for a in arms:
+            diff = [k for k in _SHARED if a.to_dict()[k] != ref.to_dict()[k]]
+            if a.kind == ref.kind == "grpo" and (a.train.steps, a.train.batch_size) != (
+                ref.train.steps,
+                ref.train.batch_size,
+            ):
+                diff.append("train budget (steps x group_size x prompts_per_step)")
+            if diff:
+                raise ValueError(f"unfair comparison: {a.name} and {reference} differ in {', '.join(diff)}")
+        return
     for a, b in itertools.combinations(arms, 2):
         keys = _SHARED + (_SHARED_TRAINED if a.kind == b.kind == "grpo" else ())
         da, db = a.to_dict(), b.to_dict()
         diff = [k for k in keys if da[k] != db[k]]
         if diff:
             raise ValueError(f"unfair comparison: {a.name} and {b.name} differ in {', '.join(diff)}")
+
+
+def changed_settings(a: ExperimentConfig, b: ExperimentConfig) -> dict[str, list]:
+    """The settings of `a` that differ from `b`'s, by dotted key: {"reward.positive": [a's, b's]}."""
+    out: dict[str, list] = {}
+
+    def walk(x, y, prefix: str) -> None:
+        for key in dict.fromkeys([*x, *y]):
+            vx, vy = x.get(key), y.get(key)
+            if isinstance(vx, dict) and isinstance(vy, dict):
+                walk(vx, vy, f"{prefix}{key}.")
+            elif vx != vy:
+                out[f"{prefix}{key}"] = [vx, vy]
+
+    skip = {"name"}
+    walk(
+        {k: v for k, v in a.to_dict().items() if k not in skip},
+        {k: v for k, v in b.to_dict().items() if k not in skip},
+        "",
+    )
+    return out
 
 
 def check_budget(cfg: ExperimentConfig) -> int:
@@ -81,24 +119,28 @@ def _arm(cfg: ExperimentConfig) -> dict:
     trained = cfg.kind == "grpo"
     keep = ("n_samples", "seeds", "openblas_gflops", "best_gflops", "distinct_technique_sets_ok", "truncation_rate")
     headline = {k: metrics.get(k) for k in keep}
-    for m in METRICS:
+    for m in (*METRICS, "median_fraction_of_openblas"):
         headline[m], headline[f"{m}_ci"] = metrics.get(m), metrics.get(f"{m}_ci")
+    # Collapse: the share of ok kernels written with the most common technique set.
+    sets = metrics.get("technique_sets_ok") or {}
+    headline["dominant_share"] = max(sets.values()) / sum(sets.values()) if sets else None
     return {
         "kind": cfg.kind,
         "sqd": cfg.sqd is not None,
         "reward_evaluations": check_budget(cfg) if trained else 0,
         "warm_start_evaluations": sum(s["scored"] for s in _warm_starts(cfg).values()),
         "training_best_gflops": (metrics.get("training") or {}).get("best_gflops"),
+        # What training saw: best kernel per seed, groups without reward spread, truncation.
+        "training": metrics.get("training"),
         "metrics": headline,
         "per_seed": metrics.get("per_seed") or {},
+        # Where and by which commit the arm was measured (from its metrics, so that the
+        # comparison of the same results is the same file).
+        "git_commit": metrics.get("git_commit"),
+        "machine": metrics.get("machine"),
         "_samples": samples,
         "_clusters": [s["seed"] for s in samples] if trained else None,
     }
-
-
-def finished(cfg: ExperimentConfig) -> bool:
-    path = cfg.out_dir / "metrics.json"
-    return path.exists() and read_json(path).get("complete") is True
 
 
 def _warm_starts(cfg: ExperimentConfig) -> dict:
@@ -106,14 +148,21 @@ def _warm_starts(cfg: ExperimentConfig) -> dict:
     return read_json(path) if path.exists() else {}
 
 
-def compare(config: LabConfig) -> dict:
+def compare(config: LabConfig, reference: str | None = None) -> dict:
     """comparison.json's content from the finished experiments of `config` (those not finished
-    are listed under `missing`)."""
-    check_fair(config)
-    arms = {name: _arm(cfg) for name, cfg in config.experiments.items() if finished(cfg)}
+    are listed under `missing`): every pair, or with a `reference` arm (an ablation) each
+    other arm against it, with the settings it changes (`changes`)."""
+    check_fair(config, reference)
+    arms = {name: _arm(cfg) for name, cfg in config.experiments.items() if is_finished(cfg.out_dir)}
     missing = [name for name in config.experiments if name not in arms]
+    if reference is None:
+        matches = [(a, b) for b, a in itertools.combinations(arms, 2)]
+    else:
+        matches = [(a, reference) for a in arms if a != reference and reference in arms]
+        for name in arms:
+            arms[name]["changes"] = changed_settings(config.experiments[name], config.experiments[reference])
     pairs = []
-    for b, a in itertools.combinations(arms, 2):
+    for a, b in matches:
         A, B = arms[a], arms[b]
         entry = {"a": a, "b": b, "metrics": {}}
         for m in METRICS:
@@ -136,21 +185,20 @@ def compare(config: LabConfig) -> dict:
         d["verdict_holm"] = d["verdict"] if reject else "no clear difference"
     first = next(iter(config.experiments.values()))
     return {
-        "config": config.path,
+        "config": os.path.relpath(config.path, project_dir(config.path)),
+        "reference": reference,
         "arms": {name: {k: v for k, v in arm.items() if not k.startswith("_")} for name, arm in arms.items()},
         "pairs": pairs,
         "missing": missing,
         "seeds": first.seeds,
         "eval_samples_per_seed": first.evaluation.samples,
         "tests": len(tests),
-        "git_commit": git_commit(),
-        "machine": machine_summary(),
     }
 
 
-def write_comparison(config: LabConfig) -> dict:
-    """compare(config), written to <results_dir>/comparison.json."""
-    summary = compare(config)
+def write_comparison(config: LabConfig, reference: str | None = None) -> dict:
+    """compare(config, reference), written to <results_dir>/comparison.json."""
+    summary = compare(config, reference)
     write_json(Path(config.results_dir) / "comparison.json", summary)
     return summary
 

@@ -1,22 +1,32 @@
-"""The experiments: baseline, GRPO-only and GRPO+SQD share one evaluation protocol and one code path.
+"""The experiments: the base policy and the trained arms share one evaluation protocol and one code path.
 
     from lab.config import load_config
     cfg = load_config("configs/default.yaml").experiment("grpo")
     metrics = run_experiment(cfg)            # what `lab run` and the notebooks call
 
 An experiment of kind `baseline` evaluates the policy as it is; kind `grpo` trains it
-first (lab.rl.train; GRPO+SQD when `sqd` is set) into `<runs_dir>/<name>/`, resuming
-from the last checkpoint of the same training config. Evaluation protocol: sample
-`evaluation.samples` completions of the problem's plain prompt at
-`evaluation.temperature`, measure them as `measure` says, turn each status into a
-reward (lab.rl.reward, the one place that does), and write `<results_dir>/<name>/`:
+first, once per seed of `seeds` (lab.rl.train; GRPO+SQD when `sqd` is set; after a
+rejection-sampling warm start, lab.rl.warm_start, when `warm_start` is set) into
+`<runs_dir>/<name>/s<seed>/`, resuming from the last checkpoint of the same training
+config. Evaluation protocol (v2): for every seed, sample `evaluation.samples` completions
+spread over the problem's held-out phrasings (`eval_prompts`, never shown in training) at
+`evaluation.temperature`, measure them as `measure` says, turn each status into a reward
+(lab.rl.reward, the one place that does), mark the completions whose exact text was
+scored in that seed's training (`seen_in_training`), and write `<results_dir>/<name>/`:
 
-- config.json: the resolved experiment config, plus the git commit and the machine;
-- samples.jsonl: each completion with its EvalResult, reward and detected techniques;
-- train_log.jsonl, archive.json: the training log and the technique archive (trained runs);
-- metrics.json: lab.analysis.metrics.summarize(...) plus where it was measured (host,
-  machine fingerprint, sandbox isolation) and "complete": true — written last, so a run
-  is finished exactly when it exists.
+- config.json: the resolved experiment config, the training phrasings (`train_prompts`),
+  the code fingerprint, git commit and machine;
+- samples.jsonl: each completion with its seed, phrasing, EvalResult, reward, detected
+  techniques and `seen_in_training`;
+- train_log.jsonl, training_samples.jsonl, archive.json, archive_stats.json,
+  warm_start.json: every seed's training log and scored training completions (trained runs);
+- learning_curve.json: the same protocol, with `evaluation.curve_samples` per seed, at
+  step 0, after the warm start and at every checkpoint, ending with the final metrics;
+- metrics.json: lab.analysis.metrics.summarize(...) with 95% bootstrap intervals
+  (lab.analysis.intervals: a trained arm's training seeds are resampled as clusters), the
+  figures per seed and without the samples seen in training, the truncation rate, where it
+  was measured, and "complete": true — written last, so a run is finished exactly when it
+  exists.
 
 A suite experiment (`suite` set) is evaluated the same way on every (problem, mode)
 entry, with the prompt stating the mode and the kernel measured in it (serial on 1
@@ -66,11 +76,25 @@ WARM_START = "warm_start"  # the folder of a run's warm start, under its run_dir
 _RUN_FACTS = frozenset({"git_commit", "machine", "isolation", "train_prompts"})
 
 
+#: Modules of the lab package that only read finished results (figures, comparisons, the
+#: suite table) or make files of their own: a change to them leaves an experiment's results
+#: valid, so they are outside its code fingerprint.
+RESULT_READERS = frozenset(
+    {
+        "analysis/plots.py",
+        "analysis/compare.py",
+        "analysis/suite.py",
+        "analysis/autotune.py",
+        "analysis/bench_harness.py",
+    }
+)
+
+
 def code_fingerprint() -> str:
-    """Hash of the code that produces results: the lab package and the C harness. Unlike the
-    git commit it does not change when results or docs are committed, so committed results
-    stay reusable until the code that made them changes."""
-    return tree_hash(Path(__file__).resolve().parents[1]) + "-" + tree_hash(paths.harness_dir())
+    """Hash of the code that produces results: the lab package (but RESULT_READERS) and the C
+    harness. Unlike the git commit it does not change when results or docs are committed, so
+    committed results stay reusable until the code that made them changes."""
+    return tree_hash(Path(__file__).resolve().parents[1], skip=RESULT_READERS) + "-" + tree_hash(paths.harness_dir())
 
 
 def git_commit() -> str:
@@ -127,12 +151,18 @@ def open_experiment(config_path: str | Path, name: str, overrides: list[str] | t
     return open_config(config_path, overrides).experiment(name)
 
 
+def is_finished(out_dir: Path) -> bool:
+    """True if `out_dir` holds the metrics of a run that finished (whatever made it)."""
+    path = out_dir / "metrics.json"
+    return path.exists() and read_json(path).get("complete") is True
+
+
 def is_complete(cfg: ExperimentConfig) -> bool:
     """True if `cfg.out_dir` holds a finished run of this very config made by this very code
     (so it is reused); a run cut off midway, a finished run of another config, or one made by
     other code, is run again."""
-    metrics, saved = cfg.out_dir / "metrics.json", cfg.out_dir / "config.json"
-    if not (metrics.exists() and read_json(metrics).get("complete") is True and saved.exists()):
+    saved = cfg.out_dir / "config.json"
+    if not (is_finished(cfg.out_dir) and saved.exists()):
         return False
     current = {**cfg.to_dict(), "code": code_fingerprint()}
     differ = changed_fields(read_json(saved), current, ignore=_RUN_FACTS)
@@ -303,10 +333,8 @@ def _sample_and_score(cfg: ExperimentConfig, models: dict[int, str], num: int, s
     return samples
 
 
-#: Headline metrics also reported over the samples not seen in training.
-_UNSEEN = ("n_samples", "pass_at_1", "mean_gflops_ok", "median_gflops_ok", "best_gflops", "expected_speedup")
-#: Per-seed figures of a row.
-_PER_SEED = ("n_samples", "pass_at_1", "mean_gflops_ok", "median_gflops_ok", "best_gflops", "expected_speedup")
+#: The headline metrics a row repeats per seed and over the samples not seen in training.
+_SUBSET_METRICS = ("n_samples", "pass_at_1", "mean_gflops_ok", "median_gflops_ok", "best_gflops", "expected_speedup")
 
 
 def _entry_row(cfg: ExperimentConfig, problem_name: str, mode: str, samples: list[dict], trained: bool) -> dict:
@@ -331,14 +359,14 @@ def _entry_row(cfg: ExperimentConfig, problem_name: str, mode: str, samples: lis
         row["median_fraction_of_openblas_ci"] = [x / blas for x in ci] if ci else None
     row["per_seed"] = {
         str(seed): {
-            k: v for k, v in summarize([s for s in samples if s["seed"] == seed], blas).items() if k in _PER_SEED
+            k: v for k, v in summarize([s for s in samples if s["seed"] == seed], blas).items() if k in _SUBSET_METRICS
         }
         for seed in dict.fromkeys(s["seed"] for s in samples)
     }
     unseen = [s for s in samples if not s.get("seen_in_training")]
     row["seen_in_training"] = len(samples) - len(unseen)
     row["unseen"] = {
-        **{k: v for k, v in summarize(unseen, blas).items() if k in _UNSEEN},
+        **{k: v for k, v in summarize(unseen, blas).items() if k in _SUBSET_METRICS},
         **(metric_intervals(unseen, [s["seed"] for s in unseen] if trained else None) if unseen else {}),
     }
     row["truncation_rate"] = sum(bool(s.get("truncated")) for s in samples) / len(samples) if samples else None
@@ -408,10 +436,9 @@ def run_experiment(cfg: ExperimentConfig, overwrite: bool = False) -> dict:
         print(f"{cfg.name}: training seed {seed} into {run.run_dir}", flush=True)
         finals[seed] = str(train(grpo))
     _collect_training(cfg, runs)
-    seen = {
-        seed: {row["text_hash"] for row in read_jsonl(cfg.out_dir / TRAINING_SAMPLES) if row["seed"] == seed}
-        for seed in runs
-    }
+    seen: dict[int, set[str]] = {seed: set() for seed in runs}
+    for row in read_jsonl(cfg.out_dir / TRAINING_SAMPLES):
+        seen[row["seed"]].add(row["text_hash"])
     curve = learning_curve(cfg, runs, seen) if cfg.evaluation.curve_samples else None
     return evaluate_policy(cfg, finals, seen, curve)
 

@@ -17,8 +17,12 @@ With `suite` set, the training prompts are (problem, mode) pairs drawn by the su
 weights (`suite_rows`), each stating its execution model; TRL repeats each prompt
 `group_size` times, so a GRPO group is one (problem, mode, prompt), and the reward
 measures each row in its own mode (lab.rl.reward.HarnessReward, `problem` and `mode`
-columns). With `sqd` set (lab.config.SQDConfig), the prompts come from an SQD schedule instead
-of the plain problem prompt: a live stream (a datasets.IterableDataset over
+columns). The prompts are the problem's training phrasings (`train_prompts`), dataset row
+i asking phrasing i mod their number, so no held-out phrasing is ever trained on. Every
+scored completion is appended, by text hash with its step and result, to
+`training_samples.jsonl` (what the evaluation's `seen_in_training` is checked against).
+With `sqd` set (lab.config.SQDConfig), the prompts come from an SQD schedule instead
+of the fixed rows (phrasings drawn the same way): a live stream (a datasets.IterableDataset over
 SQDSchedule.rows) whose permitted sets follow the current stage and archive, and
 each row's permitted set goes to the reward, which scores code using anything
 else as `forbidden` without compiling it. The accelerate dataloader fetches one

@@ -32,7 +32,7 @@ from lab.config import ExperimentConfig
 from lab.files import read_json, write_json, write_jsonl
 from lab.harness.evaluate import evaluate_batch
 from lab.harness.problems import load_problem
-from lab.policy.sample import load_policy, sample_records
+from lab.policy.sample import chat_prompt, load_policy, sample_records
 from lab.rl.train import text_hash
 
 CONFIG = "warm_start_config.json"
@@ -86,11 +86,13 @@ def warm_start(config: ExperimentConfig, out: Path, fingerprint: dict | None = N
         scored += [{**rec, **res.to_dict(), "mode": entry.mode} for rec, res in zip(records, results)]
     kept = [s for s in scored if s["status"] == "ok" and s.get("speedup")]
     weights = copies([s["speedup"] for s in kept], settings.max_copies)
+    # Plain prompt-completion text, the prompt already through the chat template as sampling
+    # gives it: SFTTrainer then appends the end-of-sequence token to each completion, so the
+    # tuned policy learns to stop after the kernel. (Conversational rows end with the template's
+    # end-of-turn marker instead, which this policy's generation does not stop on: it ran on to
+    # the length limit.)
     rows = [
-        {
-            "prompt": [{"role": "user", "content": s["prompt"]}],
-            "completion": [{"role": "assistant", "content": s["completion"]}],
-        }
+        {"prompt": chat_prompt(tokenizer, s["prompt"]), "completion": s["completion"] + "\n"}
         for s, c in zip(kept, weights)
         for _ in range(c)
     ]
