@@ -101,9 +101,14 @@ def test_an_ablation_compares_each_variant_with_the_reference(tmp_path):
     config = load_config(ABLATION_PATH, [f"results_dir={tmp_path}", "seeds=[0,1]"])
     reference = "grpo"
     assert next(iter(config.experiments)) == reference  # the default arm comes first
+    with pytest.raises(RuntimeError, match="reference arm has no finished results"):
+        compare(config, reference)
     for i, cfg in enumerate(config.experiments.values()):
         _fake_arm(cfg, cfg.seeds, 0.5, 2.0 + 4 * i)
+        # What its run recorded: the settings it was made with, and the commit.
+        write_json(cfg.out_dir / "config.json", {**cfg.to_dict(), "git_commit": f"commit-{i}", "code": "x"})
     summary = compare(config, reference)
+    assert summary["arms"]["reward_rank"]["git_commit"] == "commit-2"
     variants = [n for n in config.experiments if n != reference]
     assert [(p["a"], p["b"]) for p in summary["pairs"]] == [(v, reference) for v in variants]
     assert summary["tests"] == 4 * len(variants) and summary["reference"] == reference
@@ -127,6 +132,9 @@ def test_an_ablation_compares_each_variant_with_the_reference(tmp_path):
 def test_an_ablation_keeps_the_budget_and_the_protocol(change, message):
     with pytest.raises(ValueError, match=message):
         check_fair(load_config(ABLATION_PATH, change), "grpo")
+    # Against an untrained reference, the trained arms still share one budget.
+    with pytest.raises(ValueError, match="train budget"):
+        check_fair(load_config(SMOKE_PATH, ["experiments.grpo_sqd.train.steps=99"]), "baseline")
     with pytest.raises(ValueError, match="no experiment 'nothing'"):
         check_fair(load_config(ABLATION_PATH), "nothing")
 

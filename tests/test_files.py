@@ -60,6 +60,11 @@ def test_the_code_fingerprint_leaves_out_exactly_the_result_readers():
 
     package = Path(lab.__file__).parent
     assert all((package / name).is_file() for name in RESULT_READERS)  # no stale names
+    # The import contract that keeps them out of what makes results forbids the same modules.
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    project = tomllib.loads((package.parents[1] / "pyproject.toml").read_text())
+    (contract,) = [c for c in project["tool"]["importlinter"]["contracts"] if c["type"] == "forbidden"]
+    assert set(contract["forbidden_modules"]) == {"lab." + name[:-3].replace("/", ".") for name in RESULT_READERS}
 
 
 def test_paths_follow_the_environment_at_call_time(tmp_path, monkeypatch):

@@ -1,6 +1,7 @@
-"""Every arm against every other, on the same held-out evaluation: differences with intervals.
+"""Arms against each other on the same held-out evaluation: differences with intervals.
 
     lab compare --config configs/default.yaml      # runs what is missing, writes results/comparison.json
+    lab compare --config configs/ablation.yaml --against grpo     # each variant against one arm
 
     from lab.analysis.compare import write_comparison
     summary = write_comparison(load_config("configs/default.yaml"))
@@ -14,15 +15,22 @@ trained arm's log must show every step of every seed with a full batch of reward
 evaluations. A warm start's scored samples are reported beside the budget
 (`warm_start_evaluations`): they are reward evaluations the other arms did not get.
 
+An ablation names a `reference` arm: each other arm is compared with it alone, and may
+differ from it in the reward and the training settings as well, but every trained arm
+keeps the same budget (steps and reward evaluations per step); each arm lists the
+settings it changes (`changes`, from the config its results were made with).
+
 `results/comparison.json` then holds, per arm, the headline metrics with their 95%
-intervals, and per pair (a later arm of the file against an earlier one) and metric
-(pass@1, mean and median ok rate, expected speedup): the difference a - b with its
-bootstrap interval (a trained arm's samples resampled by training seed, the base
-policy's as independent samples: lab.analysis.intervals), the ratio a / b with its
-interval, a p-value, and two verdicts (better / worse / no clear difference): `verdict`
-from the interval alone, `verdict_holm` with Holm's correction over every pair and metric
-of the file, which is the one to state. Two trained arms share seeds, so the per-seed
-differences are listed too (`per_seed`). `lab.analysis.plots.comparison` draws it.
+intervals, and per pair (a later arm of the file against an earlier one, or an arm
+against the reference) and metric (pass@1, mean and median ok rate, expected speedup):
+the difference a - b with its bootstrap interval (a trained arm's samples resampled by
+training seed, the base policy's as independent samples: lab.analysis.intervals), the
+ratio a / b with its interval, a p-value, and two verdicts (better / worse / no clear
+difference): `verdict` from the interval alone, `verdict_holm` with Holm's correction
+over every pair and metric of the file, which is the one to state. Two trained arms share
+seeds, so the per-seed differences are listed too (`per_seed`). The file depends on the
+results alone (not on when it is written), so rewriting it from the same results leaves
+it unchanged. `lab.analysis.plots.comparison` draws it.
 """
 
 from __future__ import annotations
@@ -41,6 +49,8 @@ METRICS = ("pass_at_1", "mean_gflops_ok", "median_gflops_ok", "expected_speedup"
 #: Settings every arm shares, and those trained arms share on top.
 _SHARED = ("model", "problem", "measure", "evaluation", "seeds", "suite")
 _SHARED_TRAINED = ("reward", "train")
+#: Entries of a saved config.json that name or describe a run rather than set it up.
+_NOT_SETTINGS = frozenset({"name", "seed", "code", "git_commit", "machine", "isolation", "train_prompts"})
 
 
 def check_fair(config: LabConfig, reference: str | None = None) -> None:
@@ -55,15 +65,17 @@ def check_fair(config: LabConfig, reference: str | None = None) -> None:
         if reference not in config.experiments:
             raise ValueError(f"{config.path}: no experiment {reference!r} to compare against")
         ref = config.experiments[reference]
+        trained = [a for a in arms if a.kind == "grpo"]
         for a in arms:
             diff = [k for k in _SHARED if a.to_dict()[k] != ref.to_dict()[k]]
-            if a.kind == ref.kind == "grpo" and (a.train.steps, a.train.batch_size) != (
-                ref.train.steps,
-                ref.train.batch_size,
+            if a.kind == "grpo" and (a.train.steps, a.train.batch_size) != (
+                trained[0].train.steps,
+                trained[0].train.batch_size,
             ):
                 diff.append("train budget (steps x group_size x prompts_per_step)")
             if diff:
-                raise ValueError(f"unfair comparison: {a.name} and {reference} differ in {', '.join(diff)}")
+                other = reference if len(diff) > 1 or "train budget" not in diff[0] else trained[0].name
+                raise ValueError(f"unfair comparison: {a.name} and {other} differ in {', '.join(diff)}")
         return
     for a, b in itertools.combinations(arms, 2):
         keys = _SHARED + (_SHARED_TRAINED if a.kind == b.kind == "grpo" else ())
@@ -73,8 +85,9 @@ def check_fair(config: LabConfig, reference: str | None = None) -> None:
             raise ValueError(f"unfair comparison: {a.name} and {b.name} differ in {', '.join(diff)}")
 
 
-def changed_settings(a: ExperimentConfig, b: ExperimentConfig) -> dict[str, list]:
-    """The settings of `a` that differ from `b`'s, by dotted key: {"reward.positive": [a's, b's]}."""
+def changed_settings(a: dict, b: dict) -> dict[str, list]:
+    """The settings of config `a` (ExperimentConfig.to_dict()) that differ from `b`'s, by dotted
+    key: {"reward.positive": [a's, b's]}; the name and what describes a run are left out."""
     out: dict[str, list] = {}
 
     def walk(x, y, prefix: str) -> None:
@@ -85,10 +98,9 @@ def changed_settings(a: ExperimentConfig, b: ExperimentConfig) -> dict[str, list
             elif vx != vy:
                 out[f"{prefix}{key}"] = [vx, vy]
 
-    skip = {"name"}
     walk(
-        {k: v for k, v in a.to_dict().items() if k not in skip},
-        {k: v for k, v in b.to_dict().items() if k not in skip},
+        {k: v for k, v in a.items() if k not in _NOT_SETTINGS},
+        {k: v for k, v in b.items() if k not in _NOT_SETTINGS},
         "",
     )
     return out
@@ -116,6 +128,8 @@ def check_budget(cfg: ExperimentConfig) -> int:
 def _arm(cfg: ExperimentConfig) -> dict:
     metrics = read_json(cfg.out_dir / "metrics.json")
     samples = read_jsonl(cfg.out_dir / "samples.jsonl")
+    saved_path = cfg.out_dir / "config.json"
+    saved = read_json(saved_path) if saved_path.exists() else cfg.to_dict()
     trained = cfg.kind == "grpo"
     keep = ("n_samples", "seeds", "openblas_gflops", "best_gflops", "distinct_technique_sets_ok", "truncation_rate")
     headline = {k: metrics.get(k) for k in keep}
@@ -134,10 +148,11 @@ def _arm(cfg: ExperimentConfig) -> dict:
         "training": metrics.get("training"),
         "metrics": headline,
         "per_seed": metrics.get("per_seed") or {},
-        # Where and by which commit the arm was measured (from its metrics, so that the
-        # comparison of the same results is the same file).
-        "git_commit": metrics.get("git_commit"),
-        "machine": metrics.get("machine"),
+        # Which commit and machine made the arm's results (from its config.json, written when
+        # its run started: facts of the results, not of this comparison).
+        "git_commit": saved.get("git_commit"),
+        "machine": saved.get("machine"),
+        "_config": saved,
         "_samples": samples,
         "_clusters": [s["seed"] for s in samples] if trained else None,
     }
@@ -158,9 +173,11 @@ def compare(config: LabConfig, reference: str | None = None) -> dict:
     if reference is None:
         matches = [(a, b) for b, a in itertools.combinations(arms, 2)]
     else:
-        matches = [(a, reference) for a in arms if a != reference and reference in arms]
+        if reference not in arms:
+            raise RuntimeError(f"{config.experiments[reference].out_dir}: the reference arm has no finished results")
+        matches = [(a, reference) for a in arms if a != reference]
         for name in arms:
-            arms[name]["changes"] = changed_settings(config.experiments[name], config.experiments[reference])
+            arms[name]["changes"] = changed_settings(arms[name]["_config"], arms[reference]["_config"])
     pairs = []
     for a, b in matches:
         A, B = arms[a], arms[b]
