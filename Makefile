@@ -2,12 +2,14 @@
 #   make reproduce  the whole pipeline on the embedded default model (CONFIG=... for another config)
 #   make suite      the same experiments on the eight-problem suite (over an hour)
 #   make ablation   GRPO's settings one at a time against the default arm (about an hour)
+#   make long       GRPO and the warm-started arm at 200 steps (about two hours)
 #   make test       lint, layers contract and the full test suite (what CI runs)
 SHELL := /bin/bash
 PYTHON ?= python3
 CONFIG ?= configs/default.yaml
 SUITE_CONFIG ?= configs/suite.yaml
 ABLATION_CONFIG ?= configs/ablation.yaml
+LONG_CONFIG ?= configs/long.yaml
 PORT ?= 8888
 VENV := .venv
 BIN := $(VENV)/bin
@@ -30,7 +32,7 @@ EXECUTED := runs/notebooks
 # FRESH=1 measures everything again instead of reusing finished results of the same config.
 RESULT_FILES := results/machine.json results/examples/dgemm_serial_t1.json results/autotune.json results/seed_policy.json
 
-.PHONY: setup test test-fast lint reproduce smoke experiments suite fresh fresh-suite ablation fresh-ablation figures lab calibrate score-examples \
+.PHONY: setup test test-fast lint reproduce smoke experiments suite fresh fresh-suite ablation fresh-ablation long fresh-long figures lab calibrate score-examples \
 	bench-harness seed-model seed-report autotune compare clean
 
 setup: $(STAMP)
@@ -103,6 +105,14 @@ ablation: $(if $(FRESH),fresh-ablation) $(SEED_MODEL)/config.json results/machin
 
 fresh-ablation: $(STAMP)
 	$(FORGET) $(ABLATION_CONFIG) | xargs rm -rf
+
+# The long runs: LONG_CONFIG's arms trained with every seed, then compared
+# (results/long/comparison.json and its figure). FRESH=1 measures them again.
+long: $(if $(FRESH),fresh-long) $(SEED_MODEL)/config.json results/machine.json
+	$(BIN)/lab compare --config $(LONG_CONFIG)
+
+fresh-long: $(STAMP)
+	$(FORGET) $(LONG_CONFIG) | xargs rm -rf
 
 # Redraw every figure from results JSON alone.
 figures: $(STAMP)

@@ -27,6 +27,21 @@ def test_shipped_configs_load_with_their_arms(name):
     assert config.experiment("grpo_sqd").sqd is not None
 
 
+def test_every_shipped_config_loads_and_compares_fairly():
+    # The ablation and long configs are checked as `make ablation` / `make long` check them.
+    from lab.analysis.compare import check_fair
+
+    names = sorted(p.stem for p in CONFIGS.glob("*.yaml"))
+    assert {"ablation", "long"} <= set(names)
+    for name in names:
+        config = load_config(CONFIGS / f"{name}.yaml")
+        if not name.startswith("suite"):
+            check_fair(config, "grpo" if name == "ablation" else None)
+    long, default = load_config(CONFIGS / "long.yaml"), load_config(CONFIGS / "default.yaml")
+    assert long.experiment("grpo_rft").warm_start == default.experiment("grpo_rft").warm_start
+    assert long.experiment("grpo").train.steps == 5 * default.experiment("grpo").train.steps
+
+
 def test_arms_share_settings_and_smoke_inherits_from_default():
     default, smoke = load_config(CONFIGS / "default.yaml"), load_config(CONFIGS / "smoke.yaml")
     grpo, sqd = default.experiment("grpo"), default.experiment("grpo_sqd")
