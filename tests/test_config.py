@@ -46,7 +46,7 @@ def test_arms_share_settings_and_smoke_inherits_from_default():
     default, smoke = load_config(CONFIGS / "default.yaml"), load_config(CONFIGS / "smoke.yaml")
     grpo, sqd = default.experiment("grpo"), default.experiment("grpo_sqd")
     assert grpo.train == sqd.train and grpo.measure == sqd.measure and grpo.reward == sqd.reward
-    assert grpo.train.learning_rate == 1e-4  # one value, used by every arm (no notebook copy)
+    assert grpo.train.learning_rate == 3e-4  # one value, used by every arm (no notebook copy)
     s = smoke.experiment("grpo")
     assert s.train.steps == 2 and s.train.learning_rate == grpo.train.learning_rate  # changed / inherited
     assert s.measure.n == 64 and s.measure.threads == grpo.measure.threads
