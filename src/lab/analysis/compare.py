@@ -43,6 +43,7 @@ from lab.analysis.experiments import is_finished, project_dir
 from lab.analysis.intervals import difference, holm, verdict
 from lab.config import ExperimentConfig, LabConfig
 from lab.files import read_json, read_jsonl, write_json
+from lab.rl.train import changed_fields
 
 #: The metrics compared (names of lab.analysis.metrics / intervals).
 METRICS = ("pass_at_1", "mean_gflops_ok", "median_gflops_ok", "expected_speedup")
@@ -64,18 +65,17 @@ def check_fair(config: LabConfig, reference: str | None = None) -> None:
     if reference is not None:
         if reference not in config.experiments:
             raise ValueError(f"{config.path}: no experiment {reference!r} to compare against")
-        ref = config.experiments[reference]
-        trained = [a for a in arms if a.kind == "grpo"]
+        ref = config.experiments[reference].to_dict()
         for a in arms:
-            diff = [k for k in _SHARED if a.to_dict()[k] != ref.to_dict()[k]]
-            if a.kind == "grpo" and (a.train.steps, a.train.batch_size) != (
-                trained[0].train.steps,
-                trained[0].train.batch_size,
-            ):
-                diff.append("train budget (steps x group_size x prompts_per_step)")
+            diff = [k for k in _SHARED if a.to_dict()[k] != ref[k]]
             if diff:
-                other = reference if len(diff) > 1 or "train budget" not in diff[0] else trained[0].name
-                raise ValueError(f"unfair comparison: {a.name} and {other} differ in {', '.join(diff)}")
+                raise ValueError(f"unfair comparison: {a.name} and {reference} differ in {', '.join(diff)}")
+        budgets = {a.name: (a.train.steps, a.train.batch_size) for a in arms if a.kind == "grpo"}
+        if len(set(budgets.values())) > 1:
+            raise ValueError(
+                "unfair comparison: the trained arms differ in train budget (steps x group_size x "
+                f"prompts_per_step): {', '.join(f'{n} {s} x {b}' for n, (s, b) in budgets.items())}"
+            )
         return
     for a, b in itertools.combinations(arms, 2):
         keys = _SHARED + (_SHARED_TRAINED if a.kind == b.kind == "grpo" else ())
@@ -86,24 +86,17 @@ def check_fair(config: LabConfig, reference: str | None = None) -> None:
 
 
 def changed_settings(a: dict, b: dict) -> dict[str, list]:
-    """The settings of config `a` (ExperimentConfig.to_dict()) that differ from `b`'s, by dotted
-    key: {"reward.positive": [a's, b's]}; the name and what describes a run are left out."""
-    out: dict[str, list] = {}
+    """The settings of config `a` (ExperimentConfig.to_dict()) that differ from `b`'s, by key
+    path (lab.rl.train.changed_fields, which decides when a training run may resume):
+    {"reward.positive": [a's, b's]}; the name and what describes a run are left out."""
+    return {k: [_at(a, k), _at(b, k)] for k in changed_fields(a, b, ignore=_NOT_SETTINGS)}
 
-    def walk(x, y, prefix: str) -> None:
-        for key in dict.fromkeys([*x, *y]):
-            vx, vy = x.get(key), y.get(key)
-            if isinstance(vx, dict) and isinstance(vy, dict):
-                walk(vx, vy, f"{prefix}{key}.")
-            elif vx != vy:
-                out[f"{prefix}{key}"] = [vx, vy]
 
-    walk(
-        {k: v for k, v in a.items() if k not in _NOT_SETTINGS},
-        {k: v for k, v in b.items() if k not in _NOT_SETTINGS},
-        "",
-    )
-    return out
+def _at(config: dict, path: str):
+    """The value at a key path of a nested config (None where it has none)."""
+    for key in path.split("."):
+        config = config.get(key) if isinstance(config, dict) else None
+    return config
 
 
 def check_budget(cfg: ExperimentConfig) -> int:
