@@ -728,14 +728,20 @@ def suite_modes(summary: dict, out: Path) -> Path | None:
         for a, arm in enumerate(arms):
             values = [by_mode[arm].get(m, {}).get(key) or 0.0 for m in modes]
             bars = ax.bar(np.arange(len(modes)) + a * width, values, width, label=arm, color=colors[a])
-            ax.bar_label(bars, fmt="%.2f", fontsize=7)
+            ax.bar_label(bars, fmt="%.2f", fontsize=7, label_type="center", color="white")
+            cis = [_ci(by_mode[arm].get(m, {}), key) for m in modes]
+            if all(cis):  # 95% intervals (lab.analysis.suite); summaries written before them have none
+                errors = np.abs(np.array(cis).T - np.array(values))
+                centers = np.arange(len(modes)) + a * width
+                ax.errorbar(centers, values, yerr=errors, fmt="none", ecolor="black", capsize=3, lw=1)
         ax.set_xticks(np.arange(len(modes)) + width * (len(arms) - 1) / 2, modes)
         ax.set(xlabel="execution model", ylabel=label)
         ax.set_ylim(bottom=0)
     _legend_outside(axes[1])
     problems = sorted({by_mode[a][m]["problems"] for a in arms for m in by_mode[a]})
     fig.suptitle(
-        f"The suite per execution model: base -> trained (means over {', '.join(map(str, problems))} problems)",
+        f"The suite per execution model: base -> trained (means over {', '.join(map(str, problems))} problems, "
+        "95% bootstrap intervals)",
         fontsize=10,
     )
     return _save(fig, out / "suite_modes.png")

@@ -9,14 +9,26 @@ lab.analysis.experiments.evaluate_policy) and its samples, and writes one file:
 - rows: one per arm x problem x mode, with pass_at_1, pass_at_k, expected_speedup,
   speedup_n_at_k, efficiency_n_at_k (keyed by k), distinct ok technique sets, and the
   median and best rate of ok kernels in the problem's unit;
-- by_mode: per arm, the means over the problems of each execution model;
+- by_mode: per arm, the means over the problems of each execution model, with the 95%
+  intervals of pass@1 and expected speedup over the mode's samples (`<metric>_ci`);
 - versus_base: per trained arm and (problem, mode), the difference in expected speedup
   (the mean speedup of a sample, failures counted as 0) with its 95% bootstrap interval
   (lab.analysis.intervals: the trained arm's samples resampled by training seed), and two
   verdicts, `better` / `worse` / `no clear difference`: `verdict`, whether that one
   interval excludes 0 (exploratory: with 16 cells an arm gets about one by chance), and
   `verdict_holm`, the same question for the arm's cells as a family (Holm's step-down
-  procedure at 5% on bootstrap p-values), which is the one to state as a finding.
+  procedure at 5% on bootstrap p-values), which is the one to state as a finding;
+- versus_base_by_mode: per trained arm and mode, the same difference for the mode's mean
+  expected speedup over its problems, with the ratio trained / base and its interval, and
+  the Holm verdict over the arm's modes: the suite's "does training help in this execution
+  model" question.
+
+Every evaluation samples the same number of completions per (problem, mode) and seed, so
+the mean over a mode's samples is the mean over its problems, and one resample of the
+mode's samples (training seeds as clusters for a trained arm: a seed is one policy for
+every problem) gives its interval. Rows of a problem with an OpenBLAS reference (DGEMM)
+carry it, measured in the same run at the row's thread count, and the best and median ok
+kernel as a fraction of it.
 
 The base arm is the experiment of kind `baseline`. No `complete` key: this file is a
 summary of experiments, not one (lab.analysis.experiments.load_results skips it).
@@ -26,7 +38,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lab.analysis.intervals import difference, holm, verdict
+from lab.analysis.intervals import difference, holm, metric_intervals, verdict
 from lab.files import read_json, read_jsonl, write_json
 
 #: The per-row metrics carried into the summary.
@@ -44,7 +56,20 @@ ROW_METRICS = (
     "median_gflops_ok",
     "best_gflops",
     "status_counts",
+    "pass_at_1_ci",
+    "mean_gflops_ok_ci",
+    "median_gflops_ok_ci",
+    "expected_speedup_ci",
+    "openblas_gflops",
+    "fraction_of_openblas_best",
+    "median_fraction_of_openblas",
+    "median_fraction_of_openblas_ci",
+    "truncation_rate",
+    "seen_in_training",
 )
+
+#: The mode-level means that get an interval in by_mode.
+MODE_INTERVALS = ("pass_at_1", "expected_speedup")
 
 
 def load_suite(results_dir: str | Path) -> dict[str, dict]:
@@ -67,6 +92,50 @@ def _of(samples: list[dict], problem: str, mode: str) -> list[dict]:
     return [s for s in samples if s["problem"] == problem and s.get("mode") == mode]
 
 
+def _of_mode(samples: list[dict], mode: str) -> list[dict]:
+    return [s for s in samples if s.get("mode") == mode]
+
+
+def _entries(res: dict) -> set[tuple[str, str]]:
+    return {(r["problem"], r["mode"]) for r in res["metrics"]["rows"]}
+
+
+def _seeds(res: dict, samples: list[dict]) -> list | None:
+    """The resampling clusters of a trained arm's samples (its training seeds); None for the base."""
+    return [s["seed"] for s in samples] if res["config"].get("kind") == "grpo" else None
+
+
+def _difference_entry(a: list[dict], b: list[dict], clusters: list | None) -> dict:
+    d = difference(a, b, "expected_speedup", clusters_a=clusters)
+    return {
+        "base_expected_speedup": d["b"],
+        "expected_speedup": d["a"],
+        "difference": d["difference"],
+        "difference_ci": d["ci"],
+        "ratio": d["ratio"],
+        "ratio_ci": d["ratio_ci"],
+        "p_value": d["p_value"],
+        "verdict": verdict(d["ci"]),
+    }
+
+
+def _holm_verdicts(entries: list[dict]) -> list[dict]:
+    """Each entry's verdict_holm: its verdict if Holm's procedure over the entries rejects it."""
+    for e, rejected in zip(entries, holm([e["p_value"] for e in entries])):
+        e["verdict_holm"] = e["verdict"] if rejected else "no clear difference"
+    return entries
+
+
+def _by_mode(res: dict) -> dict[str, dict]:
+    """The arm's by_mode means, each with the intervals of MODE_INTERVALS over the mode's samples."""
+    out = {}
+    for mode, means in res["metrics"]["by_mode"].items():
+        samples = _of_mode(res["samples"], mode)
+        cis = metric_intervals(samples, _seeds(res, samples))
+        out[mode] = {**means, **{f"{m}_ci": cis[f"{m}_ci"] for m in MODE_INTERVALS}}
+    return out
+
+
 def suite_summary(results_dir: str | Path) -> dict:
     """The summary described in the module docstring (empty `rows` when nothing is finished)."""
     arms = load_suite(results_dir)
@@ -77,40 +146,34 @@ def suite_summary(results_dir: str | Path) -> dict:
             rows.append(
                 {"arm": arm, "problem": row["problem"], "mode": row["mode"]} | {k: row.get(k) for k in ROW_METRICS}
             )
-    versus = {}
+    versus, versus_mode = {}, {}
     if base is not None:
         for arm, res in arms.items():
             if arm == base:
                 continue
-            entries = []
+            entries, modes = [], []
             for row in res["metrics"]["rows"]:
                 p, m = row["problem"], row["mode"]
                 a, b = _of(res["samples"], p, m), _of(arms[base]["samples"], p, m)
-                if not a or not b:
-                    continue
-                clusters = [s["seed"] for s in a] if res["config"].get("kind") == "grpo" else None
-                d = difference(a, b, "expected_speedup", clusters_a=clusters)
-                entries.append(
-                    {
-                        "problem": p,
-                        "mode": m,
-                        "base_expected_speedup": d["b"],
-                        "expected_speedup": d["a"],
-                        "difference": d["difference"],
-                        "difference_ci": d["ci"],
-                        "p_value": d["p_value"],
-                        "verdict": verdict(d["ci"]),
-                    }
-                )
-            for e, rejected in zip(entries, holm([e["p_value"] for e in entries])):
-                e["verdict_holm"] = e["verdict"] if rejected else "no clear difference"
-            versus[arm] = entries
+                if a and b:
+                    entries.append({"problem": p, "mode": m} | _difference_entry(a, b, _seeds(res, a)))
+            # A mode's mean compares the problems both arms were evaluated on, so the two are alike.
+            shared = _entries(res) & _entries(arms[base])
+            for mode in res["metrics"]["by_mode"]:
+                a = [s for s in _of_mode(res["samples"], mode) if (s["problem"], mode) in shared]
+                b = [s for s in _of_mode(arms[base]["samples"], mode) if (s["problem"], mode) in shared]
+                if a and b:
+                    problems = len({s["problem"] for s in a})
+                    modes.append({"mode": mode, "problems": problems} | _difference_entry(a, b, _seeds(res, a)))
+            versus[arm] = _holm_verdicts(entries)
+            versus_mode[arm] = _holm_verdicts(modes)
     return {
         "base": base,
         "arms": list(arms),
         "rows": rows,
-        "by_mode": {arm: res["metrics"]["by_mode"] for arm, res in arms.items()},
+        "by_mode": {arm: _by_mode(res) for arm, res in arms.items()},
         "versus_base": versus,
+        "versus_base_by_mode": versus_mode,
         "verdicts": {arm: _count(entries, "verdict") for arm, entries in versus.items()},
         "verdicts_holm": {arm: _count(entries, "verdict_holm") for arm, entries in versus.items()},
         "machine": sorted({res["metrics"].get("machine") for res in arms.values() if res["metrics"].get("machine")}),
@@ -149,15 +212,23 @@ def table_rows(summary: dict) -> list[dict]:
 
 
 def mode_table(summary: dict) -> list[dict]:
-    """Per arm and mode: the suite means (pass@1, expected speedup, speedup_n@k, efficiency_n@k)."""
+    """Per arm and mode: the suite means (pass@1, expected speedup with its interval,
+    speedup_n@k, efficiency_n@k) and, for a trained arm, its ratio to the base with the Holm verdict."""
+    versus = {(arm, e["mode"]): e for arm, entries in summary.get("versus_base_by_mode", {}).items() for e in entries}
     out = []
     for arm, modes in summary["by_mode"].items():
         for mode, m in modes.items():
             row = {"arm": arm, "mode": mode, "problems": m["problems"], "pass@1": m["pass_at_1"]}
             row["E[speedup]"] = m["expected_speedup"]
+            if m.get("expected_speedup_ci"):
+                row["E[speedup] 95% CI"] = "[{:.2f}, {:.2f}]".format(*m["expected_speedup_ci"])
             for k, v in (m.get("speedup_n_at_k") or {}).items():
                 row[f"speedup_n@{k}"] = v
             for k, v in (m.get("efficiency_n_at_k") or {}).items():
                 row[f"efficiency_n@{k}"] = v
+            e = versus.get((arm, mode))
+            if e and e["ratio_ci"]:
+                row["vs base"] = "{:.2f}x [{:.2f}, {:.2f}]".format(e["ratio"], *e["ratio_ci"])
+                row["vs base (Holm)"] = e["verdict_holm"]
             out.append(row)
     return out
