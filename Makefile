@@ -107,9 +107,12 @@ fresh-ablation: $(STAMP)
 	$(FORGET) $(ABLATION_CONFIG) | xargs rm -rf
 
 # The long runs: LONG_CONFIG's arms trained with every seed, then compared
-# (results/long/comparison.json and its figure). FRESH=1 measures them again.
+# (results/long/comparison.json) and drawn (results/long/figures: learning curve, training
+# dynamics, ...). FRESH=1 measures them again.
 long: $(if $(FRESH),fresh-long) $(SEED_MODEL)/config.json results/machine.json
 	$(BIN)/lab compare --config $(LONG_CONFIG)
+	@mkdir -p $(EXECUTED)
+	$(PAPERMILL) notebooks/04_figures.ipynb $(EXECUTED)/04_figures_long.ipynb -p config $(LONG_CONFIG)
 
 fresh-long: $(STAMP)
 	$(FORGET) $(LONG_CONFIG) | xargs rm -rf

@@ -86,6 +86,25 @@ def test_archive_figures_draw_an_empty_archive_and_skip_runs_without_one(tmp_pat
     assert archive_heatmap({"baseline": results["baseline"]}, tmp_path / "none") is None
 
 
+def test_training_dynamics_draws_each_seed_and_skips_untrained_arms(tmp_path):
+    from lab.analysis.plots import training_dynamics
+
+    log = [
+        {"seed": seed, "step": step, "entropy": 0.4 / step, "frac_reward_zero_std": step / 4,
+         "best_gflops_ok": 10.0 + seed, "completions/mean_length": 30.0}
+        for seed in (0, 1)
+        for step in range(1, 5)
+    ]  # fmt: skip
+    log[2]["best_gflops_ok"] = None  # a step with no ok kernel keeps the best so far
+    results = {
+        "baseline": {"metrics": {}, "samples": [], "train_log": []},
+        "grpo": {"metrics": {"openblas_gflops": 48.0, "unit": "GFLOP/s"}, "samples": [], "train_log": log},
+    }
+    path = training_dynamics(results, tmp_path)
+    assert path.name == "training_dynamics.png" and path.stat().st_size > 0
+    assert training_dynamics({"baseline": results["baseline"]}, tmp_path / "none") is None
+
+
 def test_efficiency_is_speedup_per_thread():
     rows = [
         {"status": "ok", "gflops": 4.0, "speedup": 4.0, "threads": 2},

@@ -185,6 +185,7 @@ def test_notebook_runs_with_the_smoke_config(name, experiment, smoke, caplog):
             "coverage_over_steps.png",
             "comparison.png",
             "learning_curve.png",
+            "training_dynamics.png",
         } <= figures
         comparison = json.loads((results / "comparison.json").read_text())
         assert len(comparison["pairs"]) == 6 and comparison["seeds"] == [0, 1] and not comparison["missing"]

@@ -24,6 +24,9 @@ legends outside the data, and draws confidence intervals where the results recor
 - technique_usage: share of correct evaluation samples using each technique
 - comparison: every pair of arms (from comparison.json): the difference of each headline
   metric with its 95% interval, filled where it holds after Holm's correction
+- training_dynamics: what collapse looks like in training, per step and seed: the policy's
+  entropy, the share of groups whose rewards are all equal (no GRPO signal), the best ok
+  rate seen so far (against OpenBLAS), and the mean completion length
 - learning_curve: each trained arm's held-out metrics at every evaluated checkpoint, with
   their intervals (from learning_curve.json)
 - suite_heatmap: expected speedup per problem (rows) and mode x arm (columns), from the
@@ -656,6 +659,61 @@ def learning_curve(curves: dict[str, dict], out: Path, name: str = "learning_cur
     return _save(fig, out / name)
 
 
+#: training_dynamics' panels: train_log key -> y label (None: computed, see below).
+DYNAMICS_PANELS = {
+    "entropy": "policy entropy (nats per token)",
+    "frac_reward_zero_std": "share of groups with equal rewards\n(no GRPO signal)",
+    "best_so_far": "best ok rate seen so far ({unit})",
+    "completions/mean_length": "mean completion length (tokens)",
+}
+
+
+def training_dynamics(results: dict, out: Path) -> Path | None:
+    """Per training step, each trained arm's seeds as thin lines and their mean as a thick one:
+    entropy, zero-spread groups, best ok rate seen so far (OpenBLAS dashed), completion length.
+    A policy that collapses onto one kernel shows entropy and length settling, every group
+    equal and the best rate flat."""
+    runs = {name: r["train_log"] for name, r in results.items() if r.get("train_log")}
+    if not runs:
+        return None
+    fig, axes = plt.subplots(1, len(DYNAMICS_PANELS), figsize=(4.4 * len(DYNAMICS_PANELS) + 1.5, 3.9))
+    colors = dict(zip(runs, sns.color_palette("deep", len(runs))))
+    blas, unit = None, None
+    for name, log in runs.items():
+        blas = blas or results[name]["metrics"].get("openblas_gflops")
+        unit = unit or results[name]["metrics"].get("unit")
+        by_seed: dict = {}
+        for row in log:
+            by_seed.setdefault(row.get("seed", 0), []).append(row)
+        for ax, key in zip(axes, DYNAMICS_PANELS):
+            lines = []
+            for rows in by_seed.values():
+                rows = sorted(rows, key=lambda r: r["step"])
+                if key == "best_so_far":
+                    values = np.fmax.accumulate([r.get("best_gflops_ok") or np.nan for r in rows])
+                else:
+                    values = np.array([r.get(key, np.nan) for r in rows], dtype=float)
+                steps = [r["step"] for r in rows]
+                ax.plot(steps, values, color=colors[name], linewidth=0.6, alpha=0.45)
+                lines.append(dict(zip(steps, values)))
+            steps = sorted(set().union(*lines))
+            mean = [np.nanmean([line.get(s, np.nan) for line in lines]) for s in steps]
+            ax.plot(steps, mean, color=colors[name], linewidth=2, label=f"{name} ({len(lines)} seeds)")
+    for ax, (key, label) in zip(axes, DYNAMICS_PANELS.items()):
+        if key == "best_so_far" and blas:
+            ax.axhline(blas, color="black", linestyle="--", linewidth=0.8, label="OpenBLAS")
+        ax.set(xlabel="training step", ylabel=label.format(unit=unit or "problem's unit"))
+        ax.set_ylim(0, 1.02 if key == "frac_reward_zero_std" else None)
+    _legend_outside(axes[-1])
+    handles, labels = axes[2].get_legend_handles_labels()
+    if "OpenBLAS" in labels:
+        axes[2].legend([handles[labels.index("OpenBLAS")]], ["OpenBLAS"], fontsize=7, loc="lower right")
+    fig.suptitle(
+        "Training dynamics: thin lines one seed each, thick their mean (from each arm's train_log.jsonl)", fontsize=10
+    )
+    return _save(fig, out / "training_dynamics.png")
+
+
 # --- the suite ---------------------------------------------------------------------------
 
 
@@ -767,5 +825,6 @@ def all_figures(results: dict, out: str | Path) -> list[Path]:
         coverage_over_steps(results, out),
         technique_usage(results, out),
         learning_curve({name: r.get("learning_curve") for name, r in results.items()}, out),
+        training_dynamics(results, out),
     ]
     return [f for f in figs if f is not None]
