@@ -124,13 +124,22 @@ def _arm(cfg: ExperimentConfig) -> dict:
     saved_path = cfg.out_dir / "config.json"
     saved = read_json(saved_path) if saved_path.exists() else cfg.to_dict()
     trained = cfg.kind == "grpo"
-    keep = ("n_samples", "seeds", "openblas_gflops", "best_gflops", "distinct_technique_sets_ok", "truncation_rate")
+    keep = (
+        "n_samples",
+        "seeds",
+        "openblas_gflops",
+        "best_gflops",
+        "distinct_technique_sets_ok",
+        "truncation_rate",
+        "seen_in_training",
+    )
     headline = {k: metrics.get(k) for k in keep}
     for m in (*METRICS, "median_fraction_of_openblas"):
         headline[m], headline[f"{m}_ci"] = metrics.get(m), metrics.get(f"{m}_ci")
     # Collapse: the share of ok kernels written with the most common technique set.
     sets = metrics.get("technique_sets_ok") or {}
     headline["dominant_share"] = max(sets.values()) / sum(sets.values()) if sets else None
+    headline["dominant_set"] = max(sets, key=sets.get) if sets else None
     return {
         "kind": cfg.kind,
         "sqd": cfg.sqd is not None,
@@ -211,6 +220,75 @@ def write_comparison(config: LabConfig, reference: str | None = None) -> dict:
     summary = compare(config, reference)
     write_json(Path(config.results_dir) / "comparison.json", summary)
     return summary
+
+
+def _number(value: float | None, digits: int, sign: bool = False) -> str:
+    """A README number: fixed digits, a real minus sign, '+' on differences."""
+    if value is None:
+        return "—"
+    text = f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
+    return text.replace("-", "−")
+
+
+def _with_ci(value: float | None, ci: list | None, digits: int, sign: bool = False) -> str:
+    if ci is None:
+        return _number(value, digits, sign)
+    lo, hi = (_number(v, digits, sign) for v in ci)
+    return f"{_number(value, digits, sign)} [{lo}, {hi}]"
+
+
+#: The metric columns of markdown_tables: (key, heading, digits).
+_COLUMNS = (
+    ("pass_at_1", "pass@1", 2),
+    ("mean_gflops_ok", "mean GFLOPS (ok)", 1),
+    ("median_gflops_ok", "median GFLOPS (ok)", 1),
+    ("median_fraction_of_openblas", "median / OpenBLAS", 2),
+    ("expected_speedup", "expected speedup", 1),
+)
+
+
+def markdown_tables(summary: dict, names: dict[str, str] | None = None) -> tuple[str, str]:
+    """The README's two tables of a comparison (comparison.json's content): one row per arm
+    (the headline metrics with their 95% intervals, the best evaluated kernel, the best kernel
+    each seed's training scored, in bold at 0.8x that run's OpenBLAS or more, the share of ok
+    kernels in the commonest technique set, and the samples seen in training), and one row
+    per pair (each difference with its interval, the expected speedup's ratio beside it, in
+    bold where Holm's correction keeps it). `names` gives the arms' display names. The README
+    pastes them as they are, and a test holds the two equal."""
+    names = names or {}
+    name = lambda arm: names.get(arm, arm)  # noqa: E731
+    head = ["arm", *(h for _, h, _ in _COLUMNS), "best GFLOPS", "best GFLOPS in training (by seed)"]
+    head += ["commonest technique set", "seen in training"]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for arm, a in summary["arms"].items():
+        m = a["metrics"]
+        cells = [name(arm)] + [_with_ci(m.get(k), m.get(f"{k}_ci"), d) for k, _, d in _COLUMNS]
+        cells.append(_number(m.get("best_gflops"), 1))
+        by_seed = ((a.get("training") or {}).get("best_gflops_per_seed") or {}).values()
+        blas = m.get("openblas_gflops") or float("inf")
+        cells.append(
+            ", ".join(f"**{v:.1f}**" if v >= 0.8 * blas else f"{v:.1f}" for v in by_seed if v is not None) or "—"
+        )
+        share = m.get("dominant_share")
+        cells.append(f"{share:.0%} ({m.get('dominant_set')})" if share is not None else "—")
+        cells.append(str(m.get("seen_in_training")) if m.get("seen_in_training") is not None else "—")
+        rows.append("| " + " | ".join(cells) + " |")
+    head = ["pair", *(h for k, h, _ in _COLUMNS if k != "median_fraction_of_openblas")]
+    pairs = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for p in summary["pairs"]:
+        cells = [f"{name(p['a'])} − {name(p['b'])}"]
+        for key, _, digits in _COLUMNS:
+            d = p["metrics"].get(key)
+            if d is None:
+                continue
+            text = _with_ci(d["difference"], d["ci"], digits, sign=True)
+            if key == "expected_speedup" and d.get("ratio") is not None and d.get("ratio_ci"):
+                text += " ({}× [{}, {}])".format(*(_number(v, 2) for v in (d["ratio"], *d["ratio_ci"])))
+            cells.append(
+                f"**{text}**" if d.get("verdict_holm", "no clear difference") != "no clear difference" else text
+            )
+        pairs.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows), "\n".join(pairs)
 
 
 def load_comparison(results_dir: str | Path = "results") -> dict | None:

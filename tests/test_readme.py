@@ -1,0 +1,54 @@
+"""The README's result tables are the committed results: each one, rendered again from its
+comparison.json by lab.analysis.compare.markdown_tables, must appear in the README verbatim."""
+
+from __future__ import annotations
+
+import pytest
+
+from lab.analysis.compare import load_comparison, markdown_tables
+from tests.conftest import ROOT
+
+#: results folder -> the arms' names as the README shows them.
+TABLES = {
+    "results": {
+        "baseline": "base policy",
+        "grpo": "GRPO",
+        "grpo_sqd": "GRPO+SQD",
+        "grpo_rft": "warm start + GRPO",
+    },
+    "results/ablation": {
+        "grpo": "reference",
+        "reward_log_speedup": "reward log(1 + speedup)",
+        "reward_rank": "reward rank within the group",
+        "lr_high": "learning rate 3e-4",
+        "group_16": "groups of 16, 1 prompt per step",
+        "temperature_high": "training temperature 1.3",
+    },
+}
+
+
+@pytest.mark.parametrize("folder", sorted(TABLES))
+def test_readme_tables_match_the_committed_comparison(folder):
+    summary = load_comparison(ROOT / folder)
+    assert summary is not None, f"{folder}/comparison.json is missing"
+    readme = (ROOT / "README.md").read_text().splitlines()
+    for table in markdown_tables(summary, TABLES[folder]):
+        missing = [line for line in table.splitlines() if line not in readme]
+        assert not missing, f"README.md lacks these rows of {folder}/comparison.json (or they are stale): {missing}"
+
+
+def test_tables_bold_what_holm_keeps_and_what_reaches_openblas():
+    d = {"difference": 1.0, "ci": [0.5, 1.5], "ratio": 2.0, "ratio_ci": [1.5, 3.0], "verdict_holm": "better"}
+    n = {"difference": 0.1, "ci": [-0.5, 0.6], "verdict_holm": "no clear difference"}
+    summary = {
+        "arms": {
+            "a": {
+                "metrics": {"pass_at_1": 0.5, "pass_at_1_ci": [0.4, 0.6], "openblas_gflops": 50.0},
+                "training": {"best_gflops_per_seed": {"0": 40.0, "1": 39.9}},
+            }
+        },
+        "pairs": [{"a": "a", "b": "b", "metrics": {"expected_speedup": d, "pass_at_1": n}}],
+    }
+    arms, pairs = markdown_tables(summary, {"a": "Arm A"})
+    assert "| Arm A | 0.50 [0.40, 0.60] |" in arms and "**40.0**, 39.9" in arms
+    assert "| Arm A − b | +0.10 [−0.50, +0.60] | **+1.0 [+0.5, +1.5] (2.00× [1.50, 3.00])** |" in pairs
