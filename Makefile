@@ -1,8 +1,8 @@
 # perfRL lab -- every target sets up what it needs (virtual environment, package, kernel).
 #   make reproduce  the whole pipeline on the embedded default model (CONFIG=... for another config)
-#   make suite      the same experiments on the eight-problem suite (over an hour)
+#   make suite      the same experiments on the eight-problem suite (about 90 minutes)
 #   make ablation   GRPO's settings one at a time against the default arm (about an hour)
-#   make long       GRPO and the warm-started arm at 200 steps (about two hours)
+#   make long       GRPO and the warm-started arm at 200 steps, beside the base policy (about 45 minutes)
 #   make test       lint, layers contract and the full test suite (what CI runs)
 SHELL := /bin/bash
 PYTHON ?= python3
