@@ -88,3 +88,14 @@ def test_cells_and_openblas_fractions(summary):
     dgemm = {(r["arm"], r["mode"]): r for r in summary["rows"] if r["problem"] == "dgemm"}
     assert dgemm[("grpo", "serial")]["fraction_of_openblas_best"] == pytest.approx(2 * 3.0 * 1.3 / 50.0)
     assert all(r["openblas_gflops"] is None for r in summary["rows"] if r["problem"] == "dot")
+
+
+def test_markdown_tables_mark_what_holm_keeps(summary):
+    from lab.analysis.suite import markdown_tables
+
+    modes, cells = markdown_tables(summary, {"baseline": "base", "grpo": "GRPO"})
+    assert "| GRPO | serial | 2 |" in modes and "**3.00× [" in modes  # kept by Holm: bold
+    assert "| GRPO | openmp | 2 |" in modes and "| 1.00× [" in modes
+    assert modes.count("| base |") == 2 and "| — |" in modes  # the base has no ratio to itself
+    dgemm = next(line for line in cells.splitlines() if line.startswith("| dgemm | serial |"))
+    assert "base 0.05, GRPO 0.16" in dgemm  # best kernel / OpenBLAS: 2.6 and 7.8 of 50
