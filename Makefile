@@ -1,6 +1,6 @@
 # perfRL lab -- every target sets up what it needs (virtual environment, package, kernel).
 #   make reproduce  the whole pipeline on the embedded default model (CONFIG=... for another config)
-#   make suite      the same experiments on the eight-problem suite (about 90 minutes)
+#   make suite      the base policy and GRPO on the eight-problem suite (about an hour)
 #   make ablation   GRPO's settings one at a time against the default arm (about an hour)
 #   make long       GRPO and the warm-started arm at 200 steps, beside the base policy (about 45 minutes)
 #   make test       lint, layers contract and the full test suite (what CI runs)
@@ -92,7 +92,7 @@ define notebooks
 	$(PAPERMILL) notebooks/04_figures.ipynb $(2)/04_figures.ipynb -p config $(1)
 endef
 
-# The same three arms on the problem suite (SUITE_CONFIG), 3 seeds each: over an hour on 2
+# The base policy and GRPO on the problem suite (SUITE_CONFIG), 3 seeds: about an hour on 2
 # cores, so not part of `make reproduce`. FRESH=1 measures it again.
 suite: $(if $(FRESH),fresh-suite) $(SEED_MODEL)/config.json results/machine.json
 	@mkdir -p $(EXECUTED)
