@@ -1,5 +1,6 @@
 """The README's result tables are the committed results: each one, rendered again from its
-comparison.json by lab.analysis.compare.markdown_tables, must appear in the README verbatim."""
+comparison.json (lab.analysis.compare.markdown_tables) or from the suite summary
+(lab.analysis.suite.markdown_tables), must appear in the README verbatim."""
 
 from __future__ import annotations
 
@@ -15,6 +16,11 @@ TABLES = {
         "grpo": "GRPO",
         "grpo_sqd": "GRPO+SQD",
         "grpo_rft": "warm start + GRPO",
+    },
+    "results/long": {
+        "baseline": "base policy",
+        "grpo": "GRPO, 200 steps",
+        "grpo_rft": "warm start + GRPO, 200 steps",
     },
     "results/ablation": {
         "grpo": "reference",
@@ -35,6 +41,17 @@ def test_readme_tables_match_the_committed_comparison(folder):
     for table in markdown_tables(summary, TABLES[folder]):
         missing = [line for line in table.splitlines() if line not in readme]
         assert not missing, f"README.md lacks these rows of {folder}/comparison.json (or they are stale): {missing}"
+
+
+def test_readme_suite_tables_match_the_committed_summary():
+    from lab.analysis.suite import markdown_tables as suite_tables
+    from lab.files import read_json
+
+    readme = (ROOT / "README.md").read_text().splitlines()
+    summary = read_json(ROOT / "results" / "suite" / "metrics.json")
+    for table in suite_tables(summary, {"baseline": "base", "grpo": "GRPO"}):
+        missing = [line for line in table.splitlines() if line not in readme]
+        assert not missing, f"README.md lacks these rows of results/suite/metrics.json (or they are stale): {missing}"
 
 
 def test_tables_bold_what_holm_keeps_and_what_reaches_openblas():
