@@ -222,19 +222,36 @@ def write_comparison(config: LabConfig, reference: str | None = None) -> dict:
     return summary
 
 
-def _number(value: float | None, digits: int, sign: bool = False) -> str:
-    """A README number: fixed digits, a real minus sign, '+' on differences."""
+def number_text(value: float | None, digits: int, sign: bool = False) -> str:
+    """A number as the README shows it: fixed digits, a real minus sign, '+' on differences."""
     if value is None:
         return "—"
     text = f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
     return text.replace("-", "−")
 
 
-def _with_ci(value: float | None, ci: list | None, digits: int, sign: bool = False) -> str:
-    if ci is None:
-        return _number(value, digits, sign)
-    lo, hi = (_number(v, digits, sign) for v in ci)
-    return f"{_number(value, digits, sign)} [{lo}, {hi}]"
+def interval_text(value: float | None, ci: list | None, digits: int, sign: bool = False) -> str:
+    """'1.4 [0.6, 2.3]': a number with its 95% interval, where it has one."""
+    if not ci:
+        return number_text(value, digits, sign)
+    lo, hi = (number_text(v, digits, sign) for v in ci)
+    return f"{number_text(value, digits, sign)} [{lo}, {hi}]"
+
+
+def ratio_text(ratio: float, ci: list) -> str:
+    """'7.83× [4.44, 18.00]': a ratio with its interval."""
+    return "{}× [{}, {}]".format(*(number_text(v, 2) for v in (ratio, *ci)))
+
+
+def held_text(text: str, verdict_holm: str | None) -> str:
+    """`text` in bold where Holm's correction keeps the difference it reports."""
+    return f"**{text}**" if verdict_holm not in (None, "no clear difference") else text
+
+
+def table_text(head: list[str], rows: list[list[str]]) -> str:
+    """A markdown table: the heading, its rule, one line per row of cells."""
+    lines = ["| " + " | ".join(cells) + " |" for cells in (head, *rows)]
+    return "\n".join([lines[0], "|" + "---|" * len(head), *lines[1:]])
 
 
 #: The metric columns of markdown_tables: (key, heading, digits).
@@ -259,11 +276,11 @@ def markdown_tables(summary: dict, names: dict[str, str] | None = None) -> tuple
     name = lambda arm: names.get(arm, arm)  # noqa: E731
     head = ["arm", *(h for _, h, _ in _COLUMNS), "best GFLOPS", "best GFLOPS in training (by seed)"]
     head += ["commonest technique set", "seen in training"]
-    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     for arm, a in summary["arms"].items():
         m = a["metrics"]
-        cells = [name(arm)] + [_with_ci(m.get(k), m.get(f"{k}_ci"), d) for k, _, d in _COLUMNS]
-        cells.append(_number(m.get("best_gflops"), 1))
+        cells = [name(arm)] + [interval_text(m.get(k), m.get(f"{k}_ci"), d) for k, _, d in _COLUMNS]
+        cells.append(number_text(m.get("best_gflops"), 1))
         by_seed = ((a.get("training") or {}).get("best_gflops_per_seed") or {}).values()
         blas = m.get("openblas_gflops") or float("inf")
         cells.append(
@@ -272,23 +289,21 @@ def markdown_tables(summary: dict, names: dict[str, str] | None = None) -> tuple
         share = m.get("dominant_share")
         cells.append(f"{share:.0%} ({m.get('dominant_set')})" if share is not None else "—")
         cells.append(str(m.get("seen_in_training")) if m.get("seen_in_training") is not None else "—")
-        rows.append("| " + " | ".join(cells) + " |")
-    head = ["pair", *(h for k, h, _ in _COLUMNS if k != "median_fraction_of_openblas")]
-    pairs = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        rows.append(cells)
+    pair_head = ["pair", *(h for k, h, _ in _COLUMNS if k != "median_fraction_of_openblas")]
+    pairs = []
     for p in summary["pairs"]:
         cells = [f"{name(p['a'])} − {name(p['b'])}"]
         for key, _, digits in _COLUMNS:
             d = p["metrics"].get(key)
             if d is None:
                 continue
-            text = _with_ci(d["difference"], d["ci"], digits, sign=True)
+            text = interval_text(d["difference"], d["ci"], digits, sign=True)
             if key == "expected_speedup" and d.get("ratio") is not None and d.get("ratio_ci"):
-                text += " ({}× [{}, {}])".format(*(_number(v, 2) for v in (d["ratio"], *d["ratio_ci"])))
-            cells.append(
-                f"**{text}**" if d.get("verdict_holm", "no clear difference") != "no clear difference" else text
-            )
-        pairs.append("| " + " | ".join(cells) + " |")
-    return "\n".join(rows), "\n".join(pairs)
+                text += f" ({ratio_text(d['ratio'], d['ratio_ci'])})"
+            cells.append(held_text(text, d.get("verdict_holm")))
+        pairs.append(cells)
+    return table_text(head, rows), table_text(pair_head, pairs)
 
 
 def load_comparison(results_dir: str | Path = "results") -> dict | None:

@@ -659,7 +659,8 @@ def learning_curve(curves: dict[str, dict], out: Path, name: str = "learning_cur
     return _save(fig, out / name)
 
 
-#: training_dynamics' panels: train_log key -> y label (None: computed, see below).
+#: training_dynamics' panels: train_log key -> y label; best_so_far is the running maximum of
+#: best_gflops_ok.
 DYNAMICS_PANELS = {
     "entropy": "policy entropy (nats per token)",
     "frac_reward_zero_std": "share of groups with equal rewards\n(no GRPO signal)",
@@ -705,9 +706,10 @@ def training_dynamics(results: dict, out: Path) -> Path | None:
         ax.set(xlabel="training step", ylabel=label.format(unit=unit or "problem's unit"))
         ax.set_ylim(0, 1.02 if key == "frac_reward_zero_std" else None)
     _legend_outside(axes[-1])
-    handles, labels = axes[2].get_legend_handles_labels()
+    best = axes[list(DYNAMICS_PANELS).index("best_so_far")]
+    handles, labels = best.get_legend_handles_labels()
     if "OpenBLAS" in labels:
-        axes[2].legend([handles[labels.index("OpenBLAS")]], ["OpenBLAS"], fontsize=7, loc="lower right")
+        best.legend([handles[labels.index("OpenBLAS")]], ["OpenBLAS"], fontsize=7, loc="lower right")
     fig.suptitle(
         "Training dynamics: thin lines one seed each, thick their mean (from each arm's train_log.jsonl)", fontsize=10
     )

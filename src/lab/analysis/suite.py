@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lab.analysis.compare import held_text, interval_text, number_text, ratio_text, table_text
 from lab.analysis.intervals import difference, holm, metric_intervals, verdict
 from lab.files import read_json, read_jsonl, write_json
 
@@ -234,18 +235,6 @@ def mode_table(summary: dict) -> list[dict]:
     return out
 
 
-def _num(value: float | None, digits: int = 2, sign: bool = False) -> str:
-    if value is None:
-        return "—"
-    return (f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}").replace("-", "−")
-
-
-def _ci_text(value, ci, digits: int = 2, sign: bool = False) -> str:
-    if not ci:
-        return _num(value, digits, sign)
-    return f"{_num(value, digits, sign)} [{_num(ci[0], digits, sign)}, {_num(ci[1], digits, sign)}]"
-
-
 def markdown_tables(summary: dict, names: dict[str, str] | None = None) -> tuple[str, str]:
     """The README's two suite tables: per arm and execution model, the mean pass@1 and expected
     speedup over the problems with their intervals and, for a trained arm, its ratio to the base
@@ -256,38 +245,37 @@ def markdown_tables(summary: dict, names: dict[str, str] | None = None) -> tuple
     names = names or {}
     name = lambda arm: names.get(arm, arm)  # noqa: E731
     versus = {(a, e["mode"]): e for a, entries in summary.get("versus_base_by_mode", {}).items() for e in entries}
-    head = ["arm", "mode", "problems", "pass@1", "expected speedup", "trained / base"]
-    modes = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    modes = []
     for arm, by_mode in summary["by_mode"].items():
         for mode, m in by_mode.items():
             e = versus.get((arm, mode))
-            ratio = "—"
-            if e and e.get("ratio_ci"):
-                ratio = f"{_num(e['ratio'])}× [{_num(e['ratio_ci'][0])}, {_num(e['ratio_ci'][1])}]"
-                ratio = f"**{ratio}**" if e["verdict_holm"] != "no clear difference" else ratio
-            cells = [name(arm), mode, str(m["problems"]), _ci_text(m["pass_at_1"], m.get("pass_at_1_ci"))]
-            cells += [_ci_text(m["expected_speedup"], m.get("expected_speedup_ci")), ratio]
-            modes.append("| " + " | ".join(cells) + " |")
+            ratio = (
+                held_text(ratio_text(e["ratio"], e["ratio_ci"]), e["verdict_holm"]) if e and e.get("ratio_ci") else "—"
+            )
+            cells = [name(arm), mode, str(m["problems"]), interval_text(m["pass_at_1"], m.get("pass_at_1_ci"), 2)]
+            modes.append([*cells, interval_text(m["expected_speedup"], m.get("expected_speedup_ci"), 2), ratio])
     arms = summary["arms"]
     trained = [a for a in arms if a != summary.get("base")]
     head = ["problem", "mode", *(f"E[speedup] {name(a)}" for a in arms), *(f"{name(a)} − base" for a in trained)]
-    head.append("best / OpenBLAS")
     cells_by_row: dict[tuple, dict] = {}
     for r in summary["rows"]:
         cells_by_row.setdefault((r["problem"], r["mode"]), {})[r["arm"]] = r
     diff = {(a, e["problem"], e["mode"]): e for a, entries in summary.get("versus_base", {}).items() for e in entries}
-    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     for (problem, mode), by_arm in cells_by_row.items():
-        cells = [problem, mode] + [_num((by_arm.get(a) or {}).get("expected_speedup")) for a in arms]
+        cells = [problem, mode] + [number_text((by_arm.get(a) or {}).get("expected_speedup"), 2) for a in arms]
         for a in trained:
             e = diff.get((a, problem, mode))
-            text = _ci_text(e["difference"], e["difference_ci"], sign=True) if e else "—"
-            cells.append(f"**{text}**" if e and e["verdict_holm"] != "no clear difference" else text)
+            cells.append(
+                held_text(interval_text(e["difference"], e["difference_ci"], 2, sign=True), e["verdict_holm"])
+                if e
+                else "—"
+            )
         fractions = [
-            f"{name(a)} {_num(by_arm[a]['fraction_of_openblas_best'])}"
+            f"{name(a)} {number_text(by_arm[a]['fraction_of_openblas_best'], 2)}"
             for a in arms
             if by_arm.get(a) and by_arm[a].get("fraction_of_openblas_best") is not None
         ]
-        cells.append(", ".join(fractions) or "—")
-        rows.append("| " + " | ".join(cells) + " |")
-    return "\n".join(modes), "\n".join(rows)
+        rows.append([*cells, ", ".join(fractions) or "—"])
+    mode_head = ["arm", "mode", "problems", "pass@1", "expected speedup", "trained / base"]
+    return table_text(mode_head, modes), table_text([*head, "best / OpenBLAS"], rows)
