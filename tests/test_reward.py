@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from lab.config import STATUSES, MeasureConfig, RewardConfig
+from lab.config import STATUSES, MeasureConfig, RewardConfig, SQDConfig
 from lab.harness.evaluate import EvalResult
-from lab.rl.reward import HarnessReward, completion_text, group_rewards, reward_from_result
+from lab.rl.reward import HarnessReward, completion_text, group_rewards, performance_scale, reward_from_result
 from lab.rl.sqd import TechniqueArchive
 from tests.conftest import EXAMPLES
 
@@ -339,3 +339,51 @@ def test_rank_reward_orders_a_group_whatever_its_scale():
         EvalResult(status=r.status, gflops=r.gflops, speedup=r.speedup * 100 if r.speedup else None) for r in results
     ]
     assert group_rewards(scaled, ["g"] * 5 + ["h"], cfg) == rewards
+
+
+def test_soft_violations_are_measured_and_their_performance_scaled():
+    """Under SQD's soft rule a kernel outside its permitted set is measured like any other, earns
+    violation_weight x its performance term (failures keep their penalty), and enters the archive
+    under the techniques it really uses."""
+    fake = FakeEvaluator({NAIVE_DGEMV: "wrong_result"})
+    archives = {"dgemv": TechniqueArchive()}
+    sqd = SQDConfig(violation="soft", violation_weight=0.25)
+    fn = HarnessReward("dgemv", archives=archives, evaluate=fake, sqd=sqd)
+    rewards = fn([SIMD_OMP, SIMD_OMP, NAIVE_DGEMV], permitted=[["openmp"], None, []], prompts=["a", "b", "c"])
+    assert [r.status for r in fn.last] == ["ok", "ok", "wrong_result"]
+    assert fake.calls == [([SIMD_OMP, SIMD_OMP, NAIVE_DGEMV], "dgemv")]  # the violator was measured
+    assert "simd" in fn.last_violations[0] and fn.last_violations[1:] == [None, None]
+    assert rewards == [pytest.approx(0.25 * len(SIMD_OMP)), float(len(SIMD_OMP)), -10.0]
+    assert archives["dgemv"].best(frozenset({"openmp", "simd", "unrolling"})) == float(len(SIMD_OMP))
+    # The hard rule (the default) refuses the same kernel unmeasured.
+    hard = HarnessReward("dgemv", evaluate=FakeEvaluator(), sqd=SQDConfig())
+    assert hard([SIMD_OMP], permitted=[["openmp"]]) == [-100.0] and hard.last[0].status == "forbidden"
+
+
+def test_qd_bonus_rewards_archive_gains_only():
+    """A correct kernel that fills an empty cell or beats its elite earns (1 + qd_bonus) x its term;
+    the same kernel again (no gain) earns the plain term; wrong kernels never do."""
+    fake = FakeEvaluator({NAIVE_DGEMV: "wrong_result"})
+    fn = HarnessReward("dgemv", archives={"dgemv": TechniqueArchive()}, evaluate=fake, sqd=SQDConfig(qd_bonus=0.5))
+    first = fn([SIMD_OMP, NAIVE_DGEMV], prompts=["a", "a"])
+    assert fn.last_improved == [True, False]
+    assert first == [pytest.approx(1.5 * len(SIMD_OMP)), -10.0]
+    again = fn([SIMD_OMP], prompts=["b"])
+    assert fn.last_improved == [False] and again == [float(len(SIMD_OMP))]
+    # Rank rewards order by the scaled speedup: the bonus can lift a kernel above an equal one.
+    rank = HarnessReward(
+        "dgemv",
+        RewardConfig(positive="rank"),
+        archives={"dgemv": TechniqueArchive()},
+        evaluate=FakeEvaluator(),
+        sqd=SQDConfig(qd_bonus=0.5),
+    )
+    assert rank([SIMD_OMP, SIMD_OMP], prompts=["a", "a"]) == [1.0, 0.0]
+
+
+def test_performance_scale_without_sqd_is_one():
+    assert performance_scale("uses simd", True, None) == 1.0
+    with pytest.raises(ValueError):
+        SQDConfig(violation_weight=1.0)  # a soft violation must cost something
+    with pytest.raises(ValueError):
+        SQDConfig(qd_bonus=1.5)  # the bonus never outweighs the performance term

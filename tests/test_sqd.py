@@ -222,3 +222,49 @@ def test_suite_entries_are_drawn_by_weight_and_serial_prompts_never_permit_openm
         twin.samplers[p].archive = schedule.archives[p]
     a, b = schedule.rows(), twin.rows()
     assert [next(a) for _ in range(20)] == [next(b) for _ in range(20)]
+
+
+def test_cumulative_stages_add_one_technique_at_a_time_from_the_given_order():
+    config = SQDConfig(stages="cumulative", order=("loop_reorder", "simd"), start=2, steps_per_stage=1)
+    sampler = StagedSampler(config, TechniqueArchive())
+    rest = [t for t in TECHNIQUES if t not in ("loop_reorder", "simd")]
+    assert sampler.order == ("loop_reorder", "simd", *rest)
+    assert set(sampler.permitted_sets()) == {S(), S({"loop_reorder"}), S({"simd"}), S({"loop_reorder", "simd"})}
+    sampler.end_step(1)
+    assert set(sampler.permitted_sets()) == set(subsets_up_to(3, ("loop_reorder", "simd", rest[0])))
+    assert sampler.last_stage == len(TECHNIQUES) - 1
+    for step in range(2, 20):
+        sampler.end_step(step)
+    assert sampler.stage == sampler.last_stage and len(sampler.permitted_sets()) == 2 ** len(TECHNIQUES)
+    with pytest.raises(ValueError, match="unknown technique"):
+        StagedSampler(SQDConfig(stages="cumulative", order=("tiling",)), TechniqueArchive())
+
+
+def test_stages_advance_on_a_plateau_of_the_stage_cells():
+    archive = TechniqueArchive()
+    sampler = StagedSampler(SQDConfig(steps_per_stage=None, plateau_steps=2), archive)
+    archive.add(S({"simd"}), 5.0, "a")
+    assert not sampler.end_step(1)  # a gain: the plateau count starts again
+    archive.add(S({"simd"}), 6.0, "b")
+    assert not sampler.end_step(2)
+    assert not sampler.end_step(3)  # one step without a gain
+    archive.add(S({"simd", "openmp"}), 50.0, "c")  # outside stage 1's cells: no gain there
+    assert sampler.end_step(4) and sampler.history[-1] == {"step": 4, "stage": 2, "reason": "plateau"}
+    with pytest.raises(ValueError, match="never advance"):
+        SQDConfig(steps_per_stage=None)
+
+
+def test_free_share_mixes_in_plain_prompts():
+    schedule = SQDSchedule(["dgemm"], SQDConfig(free_share=0.4), seed=5)
+    rows = schedule.rows()
+    drawn = [next(rows) for _ in range(500)]
+    free = [r for r in drawn if r["permitted"] is None]
+    assert 0.3 < len(free) / len(drawn) < 0.5
+    assert all(permitted_in(r["prompt"][0]["content"]) is None for r in free)
+    assert all(permitted_in(r["prompt"][0]["content"]) is not None for r in drawn if r["permitted"] is not None)
+    # Without free prompts the stream is the one the first reading drew.
+    plain, zero = (
+        SQDSchedule(["dgemm"], SQDConfig(), seed=5).rows(),
+        SQDSchedule(["dgemm"], SQDConfig(free_share=0.0), seed=5).rows(),
+    )
+    assert [next(plain) for _ in range(20)] == [next(zero) for _ in range(20)]

@@ -148,15 +148,37 @@ class RewardConfig:
 class SQDConfig:
     """Staged Quality-Diversity: stage schedule and sampling bias (our reading; see lab.rl.sqd)."""
 
-    steps_per_stage: PositiveInt = 8  # advance after this many training steps in a stage...
+    # Stages: "size" permits every subset of at most `stage` techniques (the first reading);
+    # "cumulative" permits every subset of the first techniques of `order`, `start` of them in
+    # stage 1 and one more per stage (a curriculum from what the base policy already writes).
+    stages: Literal["size", "cumulative"] = "size"
+    order: tuple[StrictStr, ...] = ()  # cumulative: techniques in the order they are added (then the rest)
+    start: PositiveInt = 1  # cumulative: how many of them stage 1 permits
+    steps_per_stage: PositiveInt | None = 8  # advance after this many training steps in a stage...
     coverage_to_advance: Annotated[StrictFloat, Field(gt=0, le=1)] | None = None  # ...or at this stage coverage
+    plateau_steps: PositiveInt | None = None  # ...or when the stage's cells have not improved for this many steps
+    # Share of prompts drawn without any technique restriction (the plain prompt), mixed into every stage.
+    free_share: Annotated[StrictFloat, Field(ge=0, lt=1)] = 0.0
     empty_weight: NonNegativeFloat = 4.0  # sampling weight of a permitted set whose archive cell is empty
     weak_weight: NonNegativeFloat = 2.0  # ... whose elite is below the median elite
     strong_weight: NonNegativeFloat = 1.0  # ... otherwise
+    # A kernel using a technique its prompt did not permit: "hard" makes it `forbidden` (its
+    # penalty; never compiled or timed), "soft" measures it like any kernel and scales its
+    # performance term by violation_weight, so the policy still learns what its code is worth.
+    violation: Literal["hard", "soft"] = "hard"
+    violation_weight: Annotated[StrictFloat, Field(ge=0, lt=1)] = 0.5
+    # A correct kernel that fills an empty archive cell or beats its cell's elite earns this share
+    # of its own performance term on top (0: no bonus); at most 1, so it never outweighs the term.
+    qd_bonus: Annotated[StrictFloat, Field(ge=0, le=1)] = 0.0
 
     def __post_init__(self):
         if max(self.empty_weight, self.weak_weight, self.strong_weight) <= 0:
             raise ValueError("the sampling weights must not all be 0")
+        if self.steps_per_stage is None and self.coverage_to_advance is None and self.plateau_steps is None:
+            raise ValueError("sqd: stages never advance; set steps_per_stage, coverage_to_advance or plateau_steps")
+        # Names are checked against the technique registry by lab.rl.sqd (a higher layer).
+        if len(set(self.order)) != len(self.order):
+            raise ValueError("sqd.order: name each technique once")
 
 
 @dataclass(frozen=True, config=_STRICT)

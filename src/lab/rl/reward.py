@@ -28,10 +28,14 @@ messages) and the dataset's other columns as keywords, and takes one float each:
     [-10.0, -10.0]
 
 A `problem` column routes rows to problems, a `mode` column to execution models
-(serial or openmp); a `permitted` column (SQD's permitted
-technique sets) makes code using any other technique `forbidden`, decided before it
-is compiled or timed. Correct kernels are offered to the technique archives, when
-given. The last batch's results stay on the object for the training log.
+(serial or openmp); a `permitted` column (SQD's permitted technique sets) judges the
+techniques each kernel uses against its prompt. Under SQD's hard rule (the default) code
+using any other technique is `forbidden`, decided before it is compiled or timed; under
+the soft rule it is measured like any kernel and its performance term is scaled down
+(`SQDConfig.violation_weight`). Correct kernels, violators included, are offered to the
+technique archives under the techniques they really use, and one that fills an empty
+cell or beats its elite may earn a bonus (`SQDConfig.qd_bonus`). The last batch's
+results stay on the object for the training log.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lab.config import MeasureConfig, RewardConfig
+from lab.config import MeasureConfig, RewardConfig, SQDConfig
 from lab.harness.evaluate import EvalResult, evaluate_batch
 from lab.harness.extract import source_or_none
 from lab.harness.problems import load_problem
@@ -49,28 +53,43 @@ from lab.rl.sqd import TechniqueArchive, descriptor, permission_violation
 from lab.techniques import detect
 
 
-def reward_from_result(result: EvalResult, config: RewardConfig) -> float | None:
+def reward_from_result(result: EvalResult, config: RewardConfig, scale: float = 1.0) -> float | None:
     """The scalar reward of one evaluated completion; None for a `harness_error` under the
-    default "group_mean" rule, which only a group can settle (see `group_rewards`)."""
+    default "group_mean" rule, which only a group can settle (see `group_rewards`). `scale`
+    multiplies the performance term of a correct kernel (SQD's soft violations and QD bonus,
+    `performance_scale`); penalties are never scaled."""
     if result.status == "harness_error":
         return None if config.harness_error == "group_mean" else float(config.harness_error)
     if result.status != "ok":
         return float(config.penalties[result.status])
     if config.positive == "gflops":
-        return float(result.gflops)
+        return scale * float(result.gflops)
     if result.speedup is None:  # only when the baseline was not timed (MeasureConfig(baseline=False))
         raise ValueError(f"the {config.positive!r} reward needs the baseline timed (measure.baseline: true)")
     if config.positive == "speedup":
-        return float(result.speedup)
+        return scale * float(result.speedup)
     if config.positive == "rank":  # outside a group: the speedup it is ranked by (see group_rewards)
-        return float(result.speedup)
-    return math.log1p(result.speedup)
+        return scale * float(result.speedup)
+    return scale * math.log1p(result.speedup)
 
 
-def _rank_key(result: EvalResult, config: RewardConfig) -> tuple[int, float]:
-    """What `rank` orders by: correct above failing; correct by speedup, failures by penalty."""
+def performance_scale(violation: str | None, improved: bool, sqd: SQDConfig | None) -> float:
+    """The factor on a correct kernel's performance term under SQD: violation_weight if it broke
+    its prompt's permitted set (soft violations), times 1 + qd_bonus if it filled or improved
+    an archive cell; 1 without SQD.
+
+    >>> performance_scale("uses simd", True, SQDConfig(violation="soft", violation_weight=0.5, qd_bonus=0.2))
+    0.6
+    """
+    if sqd is None:
+        return 1.0
+    return (sqd.violation_weight if violation else 1.0) * ((1.0 + sqd.qd_bonus) if improved else 1.0)
+
+
+def _rank_key(result: EvalResult, config: RewardConfig, scale: float = 1.0) -> tuple[int, float]:
+    """What `rank` orders by: correct above failing; correct by (scaled) speedup, failures by penalty."""
     if result.status == "ok":
-        return (1, float(result.speedup or 0.0))
+        return (1, scale * float(result.speedup or 0.0))
     return (0, float(config.penalties[result.status]))
 
 
@@ -88,8 +107,14 @@ def ranked(
     return [(sum(k > o for o in keys) + 0.5 * (sum(k == o for o in keys) - 1)) / (n - 1) for k in keys]
 
 
-def group_rewards(results: Sequence[EvalResult], groups: Sequence[Any], config: RewardConfig) -> list[float]:
-    """Rewards of a batch whose rows form groups (GRPO: the completions of one prompt).
+def group_rewards(
+    results: Sequence[EvalResult],
+    groups: Sequence[Any],
+    config: RewardConfig,
+    scales: Sequence[float] | None = None,
+) -> list[float]:
+    """Rewards of a batch whose rows form groups (GRPO: the completions of one prompt); `scales`
+    multiply each row's performance term (`performance_scale`; 1 where None).
 
     A `harness_error` under the "group_mean" rule gets the mean reward of the rest of its group,
     so its advantage is zero: the policy is neither pushed towards nor away from what it wrote
@@ -99,16 +124,17 @@ def group_rewards(results: Sequence[EvalResult], groups: Sequence[Any], config: 
     >>> group_rewards([ok, EvalResult(status="wrong_result"), err, err], ["p", "p", "p", "q"], RewardConfig())
     [30.0, -10.0, 10.0, 0.0]
     """
+    scales = list(scales) if scales is not None else [1.0] * len(results)
     if config.positive == "rank":
         # The harness's failures are nobody's rank: they get their group's mean, like the default rule.
         out: list[float | None] = [None] * len(results)
         for g in dict.fromkeys(groups):
             idx = [i for i, (h, r) in enumerate(zip(groups, results)) if h == g and r.status != "harness_error"]
-            for i, value in zip(idx, ranked([_rank_key(results[i], config) for i in idx])):
+            for i, value in zip(idx, ranked([_rank_key(results[i], config, scales[i]) for i in idx])):
                 out[i] = value
         rewards = out
     else:
-        rewards = [reward_from_result(r, config) for r in results]
+        rewards = [reward_from_result(r, config, k) for r, k in zip(results, scales)]
     by_group: dict[Any, list[float]] = {}
     for g, value in zip(groups, rewards):
         if value is not None:
@@ -142,11 +168,14 @@ class HarnessReward:
 
     `problem` is the default for rows without a `problem` column; `measure` says how each
     kernel is measured (a row's `mode` column adapts it, MeasureConfig.for_mode); `name`
-    replaces the problem in the name TRL logs; `archives` (problem -> TechniqueArchive) receive every correct
-    kernel; `evaluate` replaces the harness (tests). After each call, `last` holds the
-    batch's EvalResults, `last_texts` the completions, `last_modes` their modes, and
-    `last_rows`, `last_stages`, `last_permitted`, `last_problems` the SQD columns, for the
-    training log; `started`/`finished` time the scoring.
+    replaces the problem in the name TRL logs; `archives` (problem -> TechniqueArchive)
+    receive every correct kernel; `sqd` (SQDConfig) says how permitted sets are enforced and
+    whether archive gains earn a bonus; `evaluate` replaces the harness (tests). After each
+    call, `last` holds the batch's EvalResults, `last_texts` the completions, `last_modes`
+    their modes, `last_violations` why each broke its permitted set (None if it did not),
+    `last_improved` whether it filled or improved an archive cell, and `last_rows`,
+    `last_stages`, `last_permitted`, `last_problems` the SQD columns, for the training log;
+    `started`/`finished` time the scoring.
     """
 
     def __init__(
@@ -157,14 +186,17 @@ class HarnessReward:
         archives: dict[str, TechniqueArchive] | None = None,
         evaluate: Evaluator = _evaluate,
         name: str | None = None,
+        sqd: SQDConfig | None = None,
     ):
         self.problem, self.reward = problem, reward or RewardConfig()
         self.measure = measure or MeasureConfig()
-        self.archives, self._evaluate = archives, evaluate
+        self.archives, self._evaluate, self.sqd = archives, evaluate, sqd
         # TRL logs each reward function under its name ("suite_log_speedup" for a suite).
         self.__name__ = f"{name or problem}_{self.reward.positive}"
         self.last: list[EvalResult] = []
         self.last_permitted: list[str | None] = []  # descriptors of the permitted sets (empty without SQD)
+        self.last_violations: list[str | None] = []
+        self.last_improved: list[bool] = []
         self.last_rows: list[int] = []
         self.last_stages: list[int] = []  # the stage each row was drawn in
         self.last_problems: list[str] = []
@@ -180,9 +212,13 @@ class HarnessReward:
         permitted: Sequence[Sequence[str] | None] | None = None,
         mode: Sequence[str | None] | None = None,
     ) -> list[EvalResult]:
-        """The EvalResult of each completion: `forbidden` for a technique outside its row's
-        permitted set, else the harness's verdict, measured in the row's execution model
-        (`mode`: serial runs 1 thread; openmp or None, `measure` as given)."""
+        """The EvalResult of each completion: under the hard rule `forbidden` for a technique
+        outside its row's permitted set, else the harness's verdict, measured in the row's
+        execution model (`mode`: serial runs 1 thread; openmp or None, `measure` as given)."""
+        return self._score(completions, problem, permitted, mode)[0]
+
+    def _score(self, completions, problem, permitted, mode) -> tuple[list[EvalResult], list[str | None], list[bool]]:
+        """(results, each row's permission violation or None, whether it entered an archive cell)."""
         n = len(completions)
         problems = list(problem or [self.problem] * n)
         configs = [self.measure.for_mode(m) for m in (mode or [None] * n)]
@@ -191,25 +227,31 @@ class HarnessReward:
         # The permission check and the archive judge the source the compiler gets (None: format_error).
         sources = [source_or_none(t, load_problem(p).signature) for t, p in zip(texts, problems)]
         used = [frozenset(detect(src, p)) if src is not None else None for src, p in zip(sources, problems)]
+        violations = [
+            permission_violation(u, allowed) if u is not None else None for u, allowed in zip(used, permitted)
+        ]
+        soft = self.sqd is not None and self.sqd.violation == "soft"
         results: list[EvalResult | None] = [None] * n
-        for i in range(n):
-            reason = permission_violation(used[i], permitted[i]) if used[i] is not None else None
-            if reason:
+        for i, reason in enumerate(violations):
+            if reason and not soft:
                 results[i] = EvalResult(status="forbidden", detail=reason, problem=problems[i])
         todo = [i for i in range(n) if results[i] is None]
         for name, config in dict.fromkeys((problems[i], configs[i]) for i in todo):
             idx = [i for i in todo if problems[i] == name and configs[i] == config]
             for i, r in zip(idx, self._evaluate([texts[i] for i in idx], name, config)):
                 results[i] = r
+        improved = [False] * n
         for i, r in enumerate(results):
             if self.archives is not None and r.status == "ok" and used[i] is not None and problems[i] in self.archives:
-                self.archives[problems[i]].add(used[i], r.gflops, sources[i])
-        return results
+                improved[i] = self.archives[problems[i]].add(used[i], r.gflops, sources[i])
+        return results, violations, improved
 
     def __call__(self, completions: list[Any], **kwargs: Any) -> list[float]:
         self.started = time.monotonic()
         problems = kwargs.get("problem") or [self.problem] * len(completions)
-        self.last = self.results(completions, problems, kwargs.get("permitted"), kwargs.get("mode"))
+        self.last, self.last_violations, self.last_improved = self._score(
+            completions, problems, kwargs.get("permitted"), kwargs.get("mode")
+        )
         self.last_permitted = [descriptor(p) if p is not None else None for p in kwargs.get("permitted") or []]
         self.last_rows, self.last_stages = list(kwargs.get("row") or []), list(kwargs.get("stage") or [])
         self.last_problems = list(problems)
@@ -217,6 +259,7 @@ class HarnessReward:
         self.last_modes = list(kwargs.get("mode") or [None] * len(completions))
         self.finished = time.monotonic()
         self.seconds = self.finished - self.started
+        scales = [performance_scale(v, up, self.sqd) for v, up in zip(self.last_violations, self.last_improved)]
         # TRL passes each prompt's completions as consecutive rows with the same prompt: that is the group.
         groups = kwargs.get("prompts") or kwargs.get("prompt") or list(range(len(completions)))
-        return group_rewards(self.last, [repr(g) for g in groups], self.reward)
+        return group_rewards(self.last, [repr(g) for g in groups], self.reward, scales)

@@ -159,19 +159,38 @@ def subsets_up_to(size: int, techniques: Sequence[str] = TECHNIQUES) -> list[fro
 
 class StagedSampler:
     """Which permitted sets the prompts of the current stage state, and when the stage advances.
-    The sets are subsets of the archive's techniques (those of its problem)."""
+    The sets are subsets of the archive's techniques (those of its problem).
+
+    Two stage rules (SQDConfig.stages): "size", stage s permits every subset of at most s
+    techniques; "cumulative", stage s permits every subset of the first `start + s - 1`
+    techniques of the config's `order` (those that apply to the problem, then the rest in
+    registry order). Either way the last stage permits every subset. A stage ends after
+    `steps_per_stage` steps, when its cells are covered to `coverage_to_advance`, or when
+    none of its cells improved for `plateau_steps` steps, whichever comes first.
+    """
 
     def __init__(self, config: SQDConfig, archive: TechniqueArchive, seed: int = 0):
         self.config, self.archive, self.rng = config, archive, random.Random(seed)
-        self.stage, self.steps_in_stage = 1, 0
+        unknown = [t for t in config.order if t not in TECHNIQUES]
+        if unknown:
+            raise ValueError(f"sqd.order: unknown technique(s) {', '.join(unknown)}; known: {', '.join(TECHNIQUES)}")
+        listed = [t for t in config.order if t in archive.techniques]
+        self.order = tuple(listed + [t for t in archive.techniques if t not in listed])
+        self.stage, self.steps_in_stage, self.steps_without_gain = 1, 0, 0
+        self._bests = self._stage_bests()
         self.history: list[dict] = [{"step": 0, "stage": 1}]
 
     @property
     def last_stage(self) -> int:
+        if self.config.stages == "cumulative":
+            return max(1, len(self.order) - min(self.config.start, len(self.order)) + 1)
         return len(self.archive.techniques)
 
     def permitted_sets(self) -> list[frozenset[str]]:
-        """Subsets of size <= stage (the last stage permits every subset, all of T included)."""
+        """The subsets the current stage permits (the last stage: every subset, all of T included)."""
+        if self.config.stages == "cumulative":
+            allowed = self.order[: self.config.start + self.stage - 1]
+            return subsets_up_to(len(allowed), allowed)
         return subsets_up_to(self.stage, self.archive.techniques)
 
     def _weight(self, best: float | None, median: float | None) -> float:
@@ -193,23 +212,35 @@ class StagedSampler:
         bests = self.archive.best_of(self.permitted_sets())
         return sum(b is not None for b in bests) / len(bests)
 
+    def _stage_bests(self) -> tuple:
+        return tuple(self.archive.best_of(self.permitted_sets()))
+
     def end_step(self, step: int) -> bool:
         """Call after each training step; returns True when the stage advanced."""
         self.steps_in_stage += 1
+        bests = self._stage_bests()
+        self.steps_without_gain = 0 if bests != self._bests else self.steps_without_gain + 1
+        self._bests = bests
         if self.stage >= self.last_stage:
             return False
-        by_budget = self.steps_in_stage >= self.config.steps_per_stage
-        by_coverage = (
-            self.config.coverage_to_advance is not None and self.stage_coverage() >= self.config.coverage_to_advance
-        )
-        if by_budget or by_coverage:
-            self.stage += 1
-            self.steps_in_stage = 0
-            self.history.append(
-                {"step": step, "stage": self.stage, "reason": "coverage" if by_coverage and not by_budget else "budget"}
+        c = self.config
+        reasons = [
+            name
+            for name, hit in (
+                ("budget", c.steps_per_stage is not None and self.steps_in_stage >= c.steps_per_stage),
+                ("coverage", c.coverage_to_advance is not None and self.stage_coverage() >= c.coverage_to_advance),
+                ("plateau", c.plateau_steps is not None and self.steps_without_gain >= c.plateau_steps),
             )
-            return True
-        return False
+            if hit
+        ]
+        if not reasons:
+            return False
+        self.stage += 1
+        self.steps_in_stage = self.steps_without_gain = 0
+        self._bests = self._stage_bests()
+        # The first rule that ended the stage, in the order budget, coverage, plateau.
+        self.history.append({"step": step, "stage": self.stage, "reason": reasons[0]})
+        return True
 
 
 def _rng_state(rng: random.Random) -> list:
@@ -272,7 +303,9 @@ class SQDSchedule:
         while True:
             problem, mode = self._entry()
             sampler = self.samplers[problem]
-            permitted = sampler.sample(1, exclude={"openmp"} if mode == "serial" else frozenset())[0]
+            # A free prompt (SQDConfig.free_share) is the plain one: no techniques sentence, nothing forbidden.
+            free = self.config.free_share > 0 and sampler.rng.random() < self.config.free_share
+            permitted = None if free else sampler.sample(1, exclude={"openmp"} if mode == "serial" else frozenset())[0]
             row = {
                 "row": self.next_row,
                 # Training phrasings in turn (row number modulo their number): no state to save.
@@ -283,7 +316,7 @@ class SQDSchedule:
                     }
                 ],
                 "problem": problem,
-                "permitted": [t for t in TECHNIQUES if t in permitted],
+                "permitted": None if permitted is None else [t for t in TECHNIQUES if t in permitted],
                 "stage": sampler.stage,
             }
             if self.entries is not None:
@@ -315,6 +348,7 @@ class SQDSchedule:
                 p: {
                     "stage": s.stage,
                     "steps_in_stage": s.steps_in_stage,
+                    "steps_without_gain": s.steps_without_gain,
                     "history": s.history,
                     "rng": _rng_state(s.rng),
                 }
@@ -329,6 +363,8 @@ class SQDSchedule:
         for p, sampler in self.samplers.items():
             saved = state["samplers"][p]
             sampler.stage, sampler.steps_in_stage = saved["stage"], saved["steps_in_stage"]
+            sampler.steps_without_gain = saved.get("steps_without_gain", 0)
+            sampler._bests = sampler._stage_bests()  # the archive is restored before the schedule
             sampler.history = list(saved["history"])
             version, internal, gauss = saved["rng"]
             sampler.rng.setstate((version, tuple(internal), gauss))

@@ -71,7 +71,10 @@ def text_hash(text: str) -> str:
 def _sample_records(step: int, reward_fn: HarnessReward) -> list[dict]:
     """One record per completion scored in a step: its text's hash, what it was asked and what
     it scored (no text: the hashes are what evaluation needs, and they keep the file small)."""
-    permitted = reward_fn.last_permitted or [None] * len(reward_fn.last)
+    n = len(reward_fn.last)
+    permitted = reward_fn.last_permitted or [None] * n
+    violations = reward_fn.last_violations or [None] * n
+    improved = reward_fn.last_improved or [False] * n
     return [
         {
             "step": step,
@@ -82,9 +85,17 @@ def _sample_records(step: int, reward_fn: HarnessReward) -> list[dict]:
             "status": r.status,
             "gflops": r.gflops,
             "speedup": r.speedup,
+            "violation": violation,
+            "archive_improved": up,
         }
-        for r, text, problem, mode, allowed in zip(
-            reward_fn.last, reward_fn.last_texts, reward_fn.last_problems, reward_fn.last_modes, permitted
+        for r, text, problem, mode, allowed, violation, up in zip(
+            reward_fn.last,
+            reward_fn.last_texts,
+            reward_fn.last_problems,
+            reward_fn.last_modes,
+            permitted,
+            violations,
+            improved,
         )
     ]
 
@@ -129,6 +140,10 @@ def _step_callback(
                 "step": state.global_step,
                 **{k: v for k, v in logs.items() if isinstance(v, (int, float))},
                 "status_counts": dict(Counter(r.status for r in results)),
+                # Kernels the harness compiled and ran (not refused for their format or techniques),
+                # and those that broke their prompt's permitted set (measured anyway under soft SQD).
+                "measured": sum(r.status not in ("format_error", "forbidden") for r in results),
+                "violations": sum(v is not None for v in reward_fn.last_violations),
                 "mean_gflops_ok": sum(ok) / len(ok) if ok else None,
                 "best_gflops_ok": max(ok) if ok else None,
                 # Rates of different problems do not mix; speedups over each problem's baseline do.
@@ -264,7 +279,12 @@ def build_trainer(
         if saved.get("sqd"):
             schedule.load_state_dict(saved["sqd"])
     reward_fn = HarnessReward(
-        config.problem, config.reward, config.measure, archives=archives, name="suite" if config.suite else None
+        config.problem,
+        config.reward,
+        config.measure,
+        archives=archives,
+        name="suite" if config.suite else None,
+        sqd=config.sqd,
     )
     args = GRPOConfig(
         output_dir=str(output_dir),
