@@ -82,3 +82,12 @@ def test_holm_holds_the_family_and_verdict_reads_an_interval():
 def test_unknown_metric_is_refused():
     with pytest.raises(ValueError, match="unknown metric"):
         difference(_samples(4, 1, 1), _samples(4, 1, 1), "fastest")
+
+
+def test_compliance_is_the_share_of_ok_kernels_that_kept_to_their_prompt():
+    samples = [{"status": "ok", "gflops": 1.0, "speedup": 1.0, "compliant": i % 4 != 0} for i in range(40)]
+    samples += [{"status": "wrong_result", "gflops": None, "speedup": None, "compliant": False}] * 20
+    cis = metric_intervals(samples, metrics=("compliance",))
+    lo, hi = cis["compliance_ci"]
+    assert lo < 0.75 < hi and hi <= 1.0  # failures do not count: 30 of the 40 ok kernels complied
+    assert set(cis) == {"compliance_ci", "speedup_n_at_k_ci"}

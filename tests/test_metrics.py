@@ -138,3 +138,28 @@ def test_mode_means_average_the_problems_of_each_mode():
         "efficiency_n_at_k": {"1": 3.0},
     }
     assert means["openmp"]["problems"] == 1 and means["openmp"]["efficiency_n_at_k"] == {"1": 1.5}
+
+
+def test_restricted_prompts_are_the_same_for_every_arm_and_never_offer_openmp_in_serial():
+    from lab.analysis.experiments import restricted_sets
+    from lab.techniques import problem_techniques
+
+    serial = restricted_sets("dgemm", "serial", seed=1, num=200)
+    assert serial == restricted_sets("dgemm", "serial", seed=1, num=200)
+    assert serial != restricted_sets("dgemm", "serial", seed=2, num=200)
+    assert all(len(s) <= 2 and "openmp" not in s for s in serial)
+    assert set().union(*serial) == set(problem_techniques("dgemm")) - {"openmp"}
+    assert any("openmp" in s for s in restricted_sets("dgemm", "openmp", seed=1, num=200))
+
+
+def test_restricted_row_counts_compliance_among_ok_kernels():
+    from lab.analysis.experiments import _restricted_row
+
+    samples = [{"seed": s, "status": "ok", "speedup": 2.0, "compliant": i != 0} for s in (0, 1) for i in range(3)] + [
+        {"seed": 0, "status": "compile_error", "speedup": None, "compliant": False}
+    ]
+    row = _restricted_row(samples, trained=True)
+    assert row["n_samples"] == 7 and row["pass_at_1"] == pytest.approx(6 / 7)
+    assert row["compliance"] == pytest.approx(4 / 6) and row["expected_speedup"] == pytest.approx(12 / 7)
+    lo, hi = row["compliance_ci"]
+    assert lo <= row["compliance"] <= hi

@@ -174,6 +174,13 @@ def test_notebook_runs_with_the_smoke_config(name, experiment, smoke, caplog):
         assert metrics["complete"] and {"coverage", "qd_score", "cells", "stage_history"} <= set(metrics["archive"])
         assert [h["stage"] for h in metrics["archive"]["stage_history"]] == [1, 2]  # no advance after the last step
         assert (results / "grpo_sqd" / "archive.json").exists()
+        assert all("measured" in row and "violations" in row for row in log)
+        # The technique-restricted evaluation: 2 per seed, each record judged against its permitted set.
+        restricted = [
+            json.loads(line) for line in (results / "grpo_sqd" / "samples_restricted.jsonl").read_text().splitlines()
+        ]
+        assert len(restricted) == 4 and all(isinstance(s["permitted"], list) and "compliant" in s for s in restricted)
+        assert metrics["restricted"]["n_samples"] == 4 and "compliance_ci" in metrics["restricted"]
     if name == "04_figures":
         figures = {p.name for p in (results / "figures").glob("*.png")}
         assert {

@@ -227,6 +227,10 @@ class EvaluationConfig:
     # The learning curve: completions per (problem, mode) and seed scored at each saved
     # checkpoint of a trained arm and at step 0 (the starting policy); 0 = no curve.
     curve_samples: NonNegativeInt = 16
+    # Technique-restricted prompts: completions per (problem, mode) and seed of held-out
+    # phrasings that permit only some techniques (sets of at most two, drawn per seed, the same
+    # for every arm); `compliance` is the share of their ok kernels that use nothing else. 0 = none.
+    restricted_samples: NonNegativeInt = 0
 
 
 @dataclass(frozen=True, config=_STRICT)

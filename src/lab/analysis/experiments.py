@@ -18,6 +18,9 @@ scored in that seed's training (`seen_in_training`), and write `<results_dir>/<n
   the code fingerprint, git commit and machine;
 - samples.jsonl: each completion with its seed, phrasing, EvalResult, reward, detected
   techniques and `seen_in_training`;
+- samples_restricted.jsonl (with `evaluation.restricted_samples`): the same for held-out
+  phrasings that permit only some techniques (`restricted_sets`), each with `compliant`;
+  metrics.json then has their pass@1, compliance and expected speedup under `restricted`;
 - train_log.jsonl, training_samples.jsonl, archive.json, archive_stats.json,
   warm_start.json: every seed's training log and scored training completions (trained runs);
 - learning_curve.json: the same protocol, with `evaluation.curve_samples` per seed, at
@@ -46,6 +49,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -66,11 +70,13 @@ from lab.harness.sandbox import isolation_level
 from lab.policy.prompts import prompt_texts
 from lab.policy.sample import load_policy, sample_records
 from lab.rl.reward import reward_from_result
+from lab.rl.sqd import descriptor, subsets_up_to
 from lab.rl.train import TRAINING_SAMPLES, changed_fields, config_changes, text_hash, train, training_config
 from lab.rl.warm_start import warm_start
-from lab.techniques import TECHNIQUES, detect
+from lab.techniques import TECHNIQUES, detect, problem_techniques
 
 WARM_START = "warm_start"  # the folder of a run's warm start, under its run_dir
+RESTRICTED_SAMPLES = "samples_restricted.jsonl"  # the technique-restricted evaluation, beside samples.jsonl
 
 #: config.json entries that describe the run, not the experiment: they may differ on a rerun.
 _RUN_FACTS = frozenset({"git_commit", "machine", "isolation", "train_prompts"})
@@ -176,6 +182,7 @@ def _start(cfg: ExperimentConfig) -> None:
     cfg.out_dir.mkdir(parents=True, exist_ok=True)
     for stale in (
         "metrics.json",
+        RESTRICTED_SAMPLES,
         "train_log.jsonl",
         "archive.json",
         "archive_stats.json",
@@ -228,6 +235,11 @@ def evaluate_policy(
     samples = _sample_and_score(cfg, models, cfg.evaluation.samples, seen or {})
     write_jsonl(cfg.out_dir / "samples.jsonl", samples)
     rows = [_entry_row(cfg, e.problem, e.mode, _of_entry(samples, e.problem, e.mode), trained) for e in cfg.entries]
+    if cfg.evaluation.restricted_samples:
+        restricted = _sample_and_score(cfg, models, cfg.evaluation.restricted_samples, seen or {}, restricted=True)
+        write_jsonl(cfg.out_dir / RESTRICTED_SAMPLES, restricted)
+        for row, e in zip(rows, cfg.entries):
+            row["restricted"] = _restricted_row(_of_entry(restricted, e.problem, e.mode), trained)
     if curve is not None:
         curve["points"].append(_curve_point(cfg.train.steps, list(models), rows))
         write_json(cfg.out_dir / "learning_curve.json", curve)
@@ -291,9 +303,27 @@ def _of_entry(samples: list[dict], problem: str, mode: str) -> list[dict]:
     return [s for s in samples if s["problem"] == problem and s["mode"] == mode]
 
 
-def _sample_and_score(cfg: ExperimentConfig, models: dict[int, str], num: int, seen: dict[int, set[str]]) -> list[dict]:
+def restricted_sets(problem: str, mode: str | None, seed: int, num: int) -> list[frozenset[str]]:
+    """The permitted sets of `num` technique-restricted prompts for one seed: drawn with
+    replacement from the subsets of at most two of the techniques that apply to the problem
+    (OpenMP never in serial mode), by a generator seeded with the problem, mode and seed, so
+    that every arm is asked the same."""
+    applicable = [t for t in problem_techniques(problem) if not (mode == "serial" and t == "openmp")]
+    options = subsets_up_to(2, applicable)
+    return random.Random(f"{problem}/{mode}/{seed}").choices(options, k=num)
+
+
+def _sample_and_score(
+    cfg: ExperimentConfig,
+    models: dict[int, str],
+    num: int,
+    seen: dict[int, set[str]],
+    restricted: bool = False,
+) -> list[dict]:
     """`num` completions per seed and (problem, mode) of the held-out phrasings, scored: each
-    sample record with its EvalResult, reward, techniques, seed and `seen_in_training`."""
+    sample record with its EvalResult, reward, techniques, seed and `seen_in_training`. With
+    `restricted`, each prompt permits one of `restricted_sets` and its record says whether the
+    kernel kept to it (`compliant`: the detected techniques are all permitted)."""
     policies: dict[str, object] = {}
     samples: list[dict] = []
     for seed, model in models.items():
@@ -302,35 +332,61 @@ def _sample_and_score(cfg: ExperimentConfig, models: dict[int, str], num: int, s
         for entry in cfg.entries:
             problem = load_problem(entry.problem)
             measure = cfg.measure.for_mode(entry.mode)
-            records, sample_s = sample_records(
-                model,
-                entry.problem,
-                num,
-                None,
-                cfg.evaluation.temperature,
-                seed,
-                cfg.evaluation.max_new_tokens,
-                policy=policies[model],
-                mode=entry.mode,
-                threads=cfg.measure.threads,
-                split="eval",
-                phrasings=len(problem.eval_prompts),
-            )
+            draws = restricted_sets(entry.problem, entry.mode, seed, num) if restricted else [None] * num
+            records, sample_s = [], 0.0
+            for permitted, count in Counter(draws).items():  # one generation call per permitted set
+                part, seconds = sample_records(
+                    model,
+                    entry.problem,
+                    count,
+                    permitted,
+                    cfg.evaluation.temperature,
+                    seed,
+                    cfg.evaluation.max_new_tokens,
+                    policy=policies[model],
+                    mode=entry.mode,
+                    threads=cfg.measure.threads,
+                    split="eval",
+                    phrasings=len(problem.eval_prompts),
+                )
+                if permitted is not None:  # ids unique within the seed's restricted samples
+                    for rec in part:
+                        rec["id"] += "-" + descriptor(permitted)
+                records += part
+                sample_s += seconds
             results = evaluate_batch([r["completion"] for r in records], entry.problem, measure)
             for rec, res in zip(records, results):
                 used = _techniques(rec["completion"], problem.signature, entry.problem)
-                samples.append(
-                    {
-                        **rec,
-                        **res.to_dict(),
-                        "mode": entry.mode,
-                        "reward": reward_from_result(res, cfg.reward),
-                        "techniques": used,
-                        "seen_in_training": text_hash(rec["completion"]) in seen.get(seed, set()),
-                        "sample_s": round(sample_s / max(1, len(records)), 4),
-                    }
-                )
+                sample = {
+                    **rec,
+                    **res.to_dict(),
+                    "mode": entry.mode,
+                    "reward": reward_from_result(res, cfg.reward),
+                    "techniques": used,
+                    "seen_in_training": text_hash(rec["completion"]) in seen.get(seed, set()),
+                    "sample_s": round(sample_s / max(1, len(records)), 4),
+                }
+                if restricted:
+                    sample["compliant"] = used is not None and set(used) <= set(rec["permitted"])
+                samples.append(sample)
     return samples
+
+
+def _restricted_row(samples: list[dict], trained: bool) -> dict:
+    """Figures of one entry's technique-restricted samples: pass@1, compliance (the share of ok
+    kernels that use only permitted techniques) and expected speedup, each with its interval."""
+    ok = [s for s in samples if s["status"] == "ok"]
+    row = {
+        "n_samples": len(samples),
+        "pass_at_1": len(ok) / len(samples) if samples else None,
+        "compliance": sum(s["compliant"] for s in ok) / len(ok) if ok else None,
+        "expected_speedup": statistics.fmean((s.get("speedup") or 0.0) if s["status"] == "ok" else 0.0 for s in samples)
+        if samples
+        else None,
+    }
+    metrics = ("pass_at_1", "compliance", "expected_speedup")
+    cis = metric_intervals(samples, [s["seed"] for s in samples] if trained else None, metrics=metrics)
+    return row | {f"{m}_ci": cis[f"{m}_ci"] for m in metrics}
 
 
 #: The headline metrics a row repeats per seed and over the samples not seen in training.

@@ -8,7 +8,8 @@
 A sample is a scored completion (a samples.jsonl record: `status`, `gflops`, `speedup`).
 The metrics are the ones of lab.analysis.metrics, as functions of the samples:
 pass@1, the mean and median rate of ok kernels (`mean_gflops_ok`, `median_gflops_ok`, in
-the problem's unit), the expected speedup (failures count 0) and speedup_n@k.
+the problem's unit), the expected speedup (failures count 0) and speedup_n@k; and, for
+technique-restricted prompts, the `compliance` of ok kernels (a sample's `compliant`).
 
 Two resampling schemes, both percentile intervals:
 
@@ -52,6 +53,7 @@ class _Columns:
         self.ok = np.array([s["status"] == "ok" for s in samples], dtype=bool)
         self.rate = np.array([s.get("gflops") if s["status"] == "ok" else np.nan for s in samples], dtype=float)
         self.speed = np.array([(s.get("speedup") or 0.0) if s["status"] == "ok" else 0.0 for s in samples], dtype=float)
+        self.compliant = np.array([bool(s.get("compliant")) for s in samples], dtype=bool)
 
 
 def _statistic(metric: str) -> Callable[[_Columns, np.ndarray], float]:
@@ -64,6 +66,8 @@ def _statistic(metric: str) -> Callable[[_Columns, np.ndarray], float]:
         return lambda c, i: float(np.nanmedian(c.rate[i])) if c.ok[i].any() else np.nan
     if metric == "expected_speedup":
         return lambda c, i: float(c.speed[i].mean())
+    if metric == "compliance":  # of the ok kernels of technique-restricted prompts
+        return lambda c, i: float(c.compliant[i][c.ok[i]].mean()) if c.ok[i].any() else np.nan
     if metric.startswith("speedup_n_at_"):
         k = int(metric.rsplit("_", 1)[1])
         return lambda c, i: speedup_at_k(c.speed[i].tolist(), k) if len(i) >= k else np.nan
@@ -97,16 +101,21 @@ def _percentiles(values: Sequence[float]) -> list[float] | None:
 
 
 def metric_intervals(
-    samples: Sequence[dict], clusters: Sequence | None = None, seed: int = 0, resamples: int = RESAMPLES
+    samples: Sequence[dict],
+    clusters: Sequence | None = None,
+    seed: int = 0,
+    resamples: int = RESAMPLES,
+    metrics: Sequence[str] = METRICS,
 ) -> dict[str, object]:
-    """`<metric>_ci: [lo, hi]` for each of METRICS, and `speedup_n_at_k_ci: {k: [lo, hi]}`
-    (k in KS up to the number of samples); None where there is nothing to resample."""
+    """`<metric>_ci: [lo, hi]` for each of `metrics` (the headline METRICS, or others such as
+    `compliance`), and `speedup_n_at_k_ci: {k: [lo, hi]}` (k in KS up to the number of
+    samples); None where there is nothing to resample."""
     if len(samples) < 2:
-        return {f"{m}_ci": None for m in METRICS} | {"speedup_n_at_k_ci": {}}
+        return {f"{m}_ci": None for m in metrics} | {"speedup_n_at_k_ci": {}}
     columns = _Columns(samples)
     draws = _draws(len(samples), clusters, seed, resamples)
     out: dict[str, object] = {}
-    for metric in METRICS:
+    for metric in metrics:
         stat = _statistic(metric)
         out[f"{metric}_ci"] = _percentiles([stat(columns, i) for i in draws])
     out["speedup_n_at_k_ci"] = {
