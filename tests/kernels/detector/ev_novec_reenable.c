@@ -1,0 +1,11 @@
+// plain ikj that re-enables the vectorizer with an optimize pragma (defeats a -fno-tree-vectorize recompile)
+#pragma GCC optimize("tree-vectorize", "tree-slp-vectorize")
+#include <string.h>
+void dgemm(int n, const double *A, const double *B, double *C) {
+    memset(C, 0, sizeof(double) * n * n);
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < n; k++) {
+            double a = A[i * n + k];
+            for (int j = 0; j < n; j++) C[i * n + j] += a * B[k * n + j];
+        }
+}

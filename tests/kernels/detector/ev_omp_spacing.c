@@ -1,0 +1,13 @@
+// #pragma omp with tabs, a line continuation and #  pragma (true: loop_reorder + openmp) -- expect DETECTED
+#include <string.h>
+void dgemm(int n, const double *A, const double *B, double *C) {
+  #	pragma   omp \
+        parallel	for
+    for (int i = 0; i < n; i++) {
+        memset(C + (long)i * n, 0, sizeof(double) * n);
+        for (int k = 0; k < n; k++) {
+            double a = A[i * n + k];
+            for (int j = 0; j < n; j++) C[i * n + j] += a * B[k * n + j];
+        }
+    }
+}

@@ -1,0 +1,11 @@
+// naive ijk + a static array written once from A (true: none)
+static double scratch[1];
+void dgemm(int n, const double *A, const double *B, double *C) {
+    scratch[0] = A[0];
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double s = 0.0;
+            for (int k = 0; k < n; k++) s += A[i * n + k] * B[k * n + j];
+            C[i * n + j] = s;
+        }
+}
