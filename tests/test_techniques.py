@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from lab.techniques import TECHNIQUES, detect
@@ -238,3 +240,32 @@ def test_prompts_offer_only_the_problems_techniques():
         prompt_text("dot", frozenset({"packing"}))
     with pytest.raises(ValueError, match="openmp do not apply to dot in serial mode"):
         prompt_text("dot", frozenset({"openmp"}), "serial")
+
+
+DETECTOR_ATTACKS = Path(__file__).parent / "kernels" / "detector"
+
+
+@pytest.mark.parametrize(
+    "name, technique",
+    [
+        ("ev_omp_Pragma.c", "openmp"),
+        ("ev_omp_macro.c", "openmp"),
+        ("ev_omp_digraph.c", "openmp"),
+        ("ev_omp_autopar.c", "openmp"),
+        ("ev_simd_dunder_vector_size.c", "simd"),
+        ("ev_simd_m512d_u.c", "simd"),
+        ("ev_simd_v4df_builtin.c", "simd"),
+        ("ev_simd_paste.c", "simd"),
+        ("ev_simd_Pragma_omp_simd.c", "simd"),
+        ("ev_novec_reenable.c", "simd"),
+        ("ev_unroll_Pragma.c", "unrolling"),
+        ("ev_unroll_attr.c", "unrolling"),
+        ("ev_all7_as_none.c", "openmp"),
+        ("ev_all7_as_none.c", "simd"),
+    ],
+)
+def test_directives_hidden_in_strings_macros_or_digraphs_are_detected(name, technique):
+    """What the compiler acts on counts, however it is spelled: _Pragma("..."), a macro around
+    it, the %: digraph, GCC optimize("...") options, GCC's own vector types and builtins, and
+    intrinsic names built by token pasting (tests/kernels/detector: attacks on the detector)."""
+    assert technique in detect((DETECTOR_ATTACKS / name).read_text(), "dgemm")

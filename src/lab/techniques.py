@@ -35,12 +35,23 @@ _TILE_NAME = re.compile(
     r"^(?:[A-Z_]*(?:B|BS|BLK|BLOCK|TILE|T|KC|MC|NC|NB|MB|KB)[A-Z0-9_]*|[a-z_]*(?:blk|block|tile|bs|kc|mc|nc)\w*)$"
 )
 _MIN_BOUND = re.compile(r"\b(?:MIN|min|imin|min_i|MINI|mini|fmin)\s*\(|\?")
+#: The line _code() adds for the options of each GCC `optimize` attribute or pragma.
+_OPTIMIZE = r"#\s*pragma\s+GCC\s+optimize-options\b"
+#: What strip_comments blanks but the compiler acts on: the string of a `_Pragma(...)` operator
+#: and the options of `optimize(...)` (the quotes stay in the blanked code, at the same offsets).
+_PRAGMA_OPERATOR = re.compile(r"\b_Pragma\s*\(\s*\"")
+_OPTIMIZE_STRING = re.compile(r"\boptimize\s*\(\s*\"")
 _SIMD = re.compile(
-    r"\b_mm(?:256|512)?_\w+\s*\(|\b__m(?:128|256|512)d?\b|#\s*pragma\s+omp\s+(?:parallel\s+for\s+)?simd\b"
-    r"|#\s*pragma\s+omp\s+for\s+simd\b|\bvector_size\s*\(|#\s*pragma\s+GCC\s+ivdep"
+    r"\b_mm(?:256|512)?_\w+\s*\(|\b__m(?:128|256|512)[di]?(?:_u)?\b|#\s*pragma\s+omp\s+(?:parallel\s+for\s+)?simd\b"
+    r"|#\s*pragma\s+omp\s+for\s+simd\b|\b(?:__)?vector_size(?:__)?\s*\(|#\s*pragma\s+GCC\s+ivdep"
+    # GCC's own vector types and builtins, and intrinsic names or types built by token pasting
+    r"|\b__v\d+d[fi]\b|\b__builtin_ia32_\w+|\b_mm(?:256|512)?_?\s*##|\b__m\s*##"
+    r"|" + _OPTIMIZE + r"[^\n]*vectorize"
 )
-_OPENMP = re.compile(r"#\s*pragma\s+omp\s+(?:parallel|for|task|taskloop|sections)\b")
-_UNROLL_PRAGMA = re.compile(r"#\s*pragma\s+(?:GCC\s+)?unroll\b|__attribute__\s*\(\(\s*optimize\s*\(\s*\"unroll")
+_OPENMP = re.compile(
+    r"#\s*pragma\s+omp\s+(?:parallel|for|task|taskloop|sections)\b|" + _OPTIMIZE + r"[^\n]*parallelize-loops"
+)
+_UNROLL_PRAGMA = re.compile(r"#\s*pragma\s+(?:GCC\s+)?unroll\b|" + _OPTIMIZE + r"[^\n]*unroll")
 _ALLOC = re.compile(r"\b(?:malloc|calloc|aligned_alloc|posix_memalign|_mm_malloc)\s*\(")
 _STATIC_BUF = re.compile(r"\bstatic\s+(?:_Alignas\s*\(\s*\d+\s*\)\s*)?(?:double|float)\s+\w+\s*\[")
 _SCALAR_ACC = re.compile(
@@ -49,7 +60,20 @@ _SCALAR_ACC = re.compile(
 
 
 def _code(source: str) -> str:
-    return strip_comments(splice_lines(source))
+    """The source with comments and string contents blanked, as the detectors read it, plus one
+    line at the end for each directive a string carries: `#pragma X` for each `_Pragma("X")`
+    (macro bodies included) and `#pragma GCC optimize-options O` for each `optimize("O")`. The
+    digraph `%:` is read as `#`."""
+    spliced = splice_lines(source)
+    code = strip_comments(spliced)
+    extra = []
+    for pattern, prefix in ((_PRAGMA_OPERATOR, "#pragma "), (_OPTIMIZE_STRING, "#pragma GCC optimize-options ")):
+        for m in pattern.finditer(code):
+            end = code.find('"', m.end())
+            if end > 0:
+                text = spliced[m.end() : end].replace('\\"', '"').replace("\\\\", "\\")
+                extra.append(prefix + text.replace("\n", " "))
+    return (code + "\n" + "\n".join(extra)).replace("%:", "# ")  # same length: offsets hold
 
 
 def _loops(code: str) -> list[tuple[int, str, str | None, str]]:
