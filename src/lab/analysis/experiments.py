@@ -92,6 +92,7 @@ RESULT_READERS = frozenset(
         "analysis/suite.py",
         "analysis/autotune.py",
         "analysis/bench_harness.py",
+        "analysis/sqd_study.py",
     }
 )
 
@@ -524,7 +525,7 @@ def _collect_training(cfg: ExperimentConfig, runs: dict[int, ExperimentConfig]) 
     write_json(
         cfg.out_dir / "archive_stats.json",
         {
-            str(seed): {p: {k: v for k, v in a.items() if k not in ("elites", "cells")} for p, a in arch.items()}
+            str(seed): {p: {k: v for k, v in a.items() if k != "elites"} for p, a in arch.items()}
             for seed, arch in archives.items()
         },
     )

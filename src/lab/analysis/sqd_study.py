@@ -1,0 +1,171 @@
+"""The SQD study: every variant's figures per seed, pooled and per (problem, mode), with intervals.
+
+    from lab.analysis.sqd_study import write_sqd_study
+    study = write_sqd_study(["configs/sqd_study.yaml", "configs/sqd_study_suite.yaml"], "results/sqd_study.json")
+
+Reads the finished arms of each config (lab.analysis.experiments: metrics.json, samples.jsonl,
+samples_restricted.jsonl, training_samples.jsonl, archive_stats.json) and writes one file:
+
+- `variants`: one entry per arm name (the same names in every config: `grpo`, `s0_hard`, ...),
+  holding per config (`dgemm`, `suite`: the config's results folder name):
+  - `sqd`: the arm's SQD settings (None for plain GRPO and the base policy);
+  - `pooled`: over every entry and seed, pass@1, expected speedup and `compliance` (the share of
+    ok kernels of technique-restricted prompts that use only permitted techniques), each with
+    `<metric>_ci` (trained arms resampled by training seed), `dominant_share` (the share of ok
+    kernels in the commonest technique set: collapse), `distinct_technique_sets_ok`, `measured`
+    (training completions the harness compiled and ran: not refused for format or techniques),
+    `training_best_speedup` (the largest speedup any training sample reached), and the
+    archive's `coverage` and `qd_score` (summed over problems, mean over seeds);
+  - `per_seed`: the same point figures for each seed, with the archive's `coverage` and
+    `qd_score` summed over problems;
+  - `entries`: per `problem/mode`, pass@1, mean and median ok rate (the problem's unit), expected
+    speedup and compliance with their intervals, the best evaluated rate, `dominant_share`,
+    the best rate per archive cell of each seed (`cells`), and what training reached there
+    (`training_best`).
+
+Expected speedup is over each problem's serial textbook baseline, so it pools across problems;
+rates (GFLOP/s, GB/s) are only reported per entry.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from pathlib import Path
+
+from lab.analysis.experiments import RESTRICTED_SAMPLES, is_finished, open_config
+from lab.analysis.intervals import metric_intervals
+from lab.files import read_json, read_jsonl, write_json
+from lab.rl.train import TRAINING_SAMPLES
+
+#: Pooled figures with a bootstrap interval.
+POOLED = ("pass_at_1", "expected_speedup")
+#: Per-entry figures with an interval.
+PER_ENTRY = ("pass_at_1", "mean_gflops_ok", "median_gflops_ok", "expected_speedup")
+
+
+def _speedup(s: dict) -> float:
+    return (s.get("speedup") or 0.0) if s["status"] == "ok" else 0.0
+
+
+def _collapse(samples: list[dict]) -> tuple[float | None, int]:
+    """(share of ok kernels in the commonest technique set, number of distinct ok sets)."""
+    sets = Counter(
+        "+".join(s["techniques"]) or "none" for s in samples if s["status"] == "ok" and s.get("techniques") is not None
+    )
+    total = sum(sets.values())
+    return (max(sets.values()) / total if total else None), len(sets)
+
+
+def _points(samples: list[dict], restricted: list[dict]) -> dict:
+    ok = [s for s in samples if s["status"] == "ok"]
+    r_ok = [s for s in restricted if s["status"] == "ok"]
+    share, distinct = _collapse(samples)
+    return {
+        "n_samples": len(samples),
+        "pass_at_1": len(ok) / len(samples) if samples else None,
+        "expected_speedup": sum(map(_speedup, samples)) / len(samples) if samples else None,
+        "compliance": sum(bool(s.get("compliant")) for s in r_ok) / len(r_ok) if r_ok else None,
+        "restricted_samples": len(restricted),
+        "dominant_share": share,
+        "distinct_technique_sets_ok": distinct,
+    }
+
+
+def _with_intervals(points: dict, samples: list[dict], restricted: list[dict], trained: bool, metrics) -> dict:
+    seeds = (lambda rows: [s["seed"] for s in rows]) if trained else (lambda rows: None)
+    cis = metric_intervals(samples, seeds(samples), metrics=metrics)
+    out = dict(points) | {f"{m}_ci": cis[f"{m}_ci"] for m in metrics}
+    if restricted:
+        out["compliance_ci"] = metric_intervals(restricted, seeds(restricted), metrics=("compliance",))["compliance_ci"]
+    return out
+
+
+def _training(out_dir: Path) -> list[dict]:
+    path = out_dir / TRAINING_SAMPLES
+    return read_jsonl(path) if path.exists() else []
+
+
+def _measured(rows: list[dict]) -> int:
+    return sum(r["status"] not in ("format_error", "forbidden") for r in rows)
+
+
+def _best(rows: list[dict], key: str) -> float | None:
+    values = [r[key] for r in rows if r["status"] == "ok" and r.get(key) is not None]
+    return max(values) if values else None
+
+
+def arm_summary(out_dir: Path, trained: bool) -> dict:
+    """One arm's block of the study (see the module docstring)."""
+    config = read_json(out_dir / "config.json")
+    samples = read_jsonl(out_dir / "samples.jsonl")
+    restricted_path = out_dir / RESTRICTED_SAMPLES
+    restricted = read_jsonl(restricted_path) if restricted_path.exists() else []
+    training = _training(out_dir)
+    stats_path = out_dir / "archive_stats.json"
+    archives = read_json(stats_path) if stats_path.exists() else {}
+    pooled = _with_intervals(_points(samples, restricted), samples, restricted, trained, POOLED)
+    pooled["measured"] = _measured(training) if training else None
+    pooled["training_best_speedup"] = _best(training, "speedup")
+    per_seed = {}
+    for seed in dict.fromkeys(s["seed"] for s in samples):
+        mine = [r for r in training if r.get("seed") == seed]
+        arch = archives.get(str(seed), {})
+        per_seed[str(seed)] = _points(
+            [s for s in samples if s["seed"] == seed], [s for s in restricted if s["seed"] == seed]
+        ) | {
+            "measured": _measured(mine) if mine else None,
+            "training_best_speedup": _best(mine, "speedup"),
+            "coverage": sum(a["coverage"] for a in arch.values()) if arch else None,
+            "qd_score": sum(a["qd_score"] for a in arch.values()) if arch else None,
+        }
+    for key in ("coverage", "qd_score"):  # the archive's, mean over seeds
+        values = [f[key] for f in per_seed.values() if f[key] is not None]
+        pooled[key] = statistics.fmean(values) if values else None
+    entries = {}
+    for problem, mode in dict.fromkeys((s["problem"], s["mode"]) for s in samples):
+        mine = [s for s in samples if s["problem"] == problem and s["mode"] == mode]
+        theirs = [s for s in restricted if s["problem"] == problem and s["mode"] == mode]
+        ok = [s["gflops"] for s in mine if s["status"] == "ok"]
+        points = _points(mine, theirs) | {
+            "mean_gflops_ok": sum(ok) / len(ok) if ok else None,
+            "median_gflops_ok": statistics.median(ok) if ok else None,
+            "best_gflops": max(ok) if ok else None,
+        }
+        entry = _with_intervals(points, mine, theirs, trained, PER_ENTRY)
+        trained_here = [r for r in training if r.get("problem") == problem and r.get("mode") in (mode, None)]
+        entry["training_best"] = {"gflops": _best(trained_here, "gflops"), "speedup": _best(trained_here, "speedup")}
+        entry["cells"] = {seed: (arch.get(problem) or {}).get("cells") for seed, arch in archives.items()}
+        entries[f"{problem}/{mode}"] = entry
+    return {
+        "kind": config.get("kind"),
+        "sqd": config.get("sqd"),
+        "seeds": sorted({s["seed"] for s in samples}),
+        "git_commit": config.get("git_commit"),
+        "machine": config.get("machine"),
+        "pooled": pooled,
+        "per_seed": per_seed,
+        "entries": entries,
+    }
+
+
+def sqd_study(configs: list[str | Path]) -> dict:
+    """The study over the finished arms of each config (unfinished ones are listed as missing)."""
+    variants: dict[str, dict] = {}
+    missing = []
+    for path in configs:
+        config = open_config(path)
+        part = Path(config.results_dir).name
+        for name, cfg in config.experiments.items():
+            if not is_finished(cfg.out_dir):
+                missing.append(f"{part}/{name}")
+                continue
+            variants.setdefault(name, {})[part] = arm_summary(cfg.out_dir, cfg.kind == "grpo")
+    return {"configs": [str(p) for p in configs], "variants": variants, "missing": missing}
+
+
+def write_sqd_study(configs: list[str | Path], out: str | Path) -> dict:
+    """sqd_study(configs), written to `out` (results/sqd_study.json)."""
+    study = sqd_study(configs)
+    write_json(Path(out), study)
+    return study

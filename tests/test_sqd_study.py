@@ -1,0 +1,64 @@
+"""The SQD study summary (lab.analysis.sqd_study) on hand-made finished arms."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lab.analysis.sqd_study import sqd_study
+from lab.files import write_json, write_jsonl
+from tests.conftest import ROOT
+
+
+def _arm(out, kind, sqd, ok_share, techniques, compliant, seeds=(0, 1, 2)):
+    samples, restricted, training = [], [], []
+    for seed in seeds:
+        for mode in ("serial", "openmp"):
+            for i in range(10):
+                ok = i < 10 * ok_share
+                base = {"seed": seed, "problem": "dgemm", "mode": mode, "status": "ok" if ok else "compile_error"}
+                row = base | {"gflops": 20.0 + i if ok else None, "speedup": 10.0 if ok else None}
+                samples.append(row | {"techniques": techniques if ok else None})
+                restricted.append(row | {"techniques": techniques, "compliant": ok and i < 10 * compliant})
+                training.append(base | {"gflops": 30.0 + seed if ok else None, "speedup": 12.0, "permitted": None})
+            training.append(base | {"status": "forbidden", "gflops": None, "speedup": None})
+    write_jsonl(out / "samples.jsonl", samples)
+    write_jsonl(out / "samples_restricted.jsonl", restricted)
+    if kind == "grpo":
+        write_jsonl(out / "training_samples.jsonl", training)
+        cells = {"dgemm": {"coverage": 0.25, "qd_score": 40.0, "cells": {"+".join(techniques) or "none": 30.0}}}
+        write_json(out / "archive_stats.json", {str(s): cells for s in seeds})
+    write_json(out / "config.json", {"kind": kind, "sqd": sqd, "git_commit": "abc"})
+    write_json(out / "metrics.json", {"complete": True})
+
+
+@pytest.fixture
+def study(tmp_path):
+    config = tmp_path / "study.yaml"
+    config.write_text(f"defaults: {ROOT / 'configs' / 'sqd_study.yaml'}\nresults_dir: {tmp_path / 'dgemm'}\n")
+    _arm(tmp_path / "dgemm" / "baseline", "baseline", None, 0.3, ["loop_reorder"], 0.5)
+    _arm(tmp_path / "dgemm" / "grpo", "grpo", None, 0.8, ["loop_reorder"], 0.2)
+    _arm(tmp_path / "dgemm" / "s1_soft", "grpo", {"violation": "soft"}, 0.6, [], 1.0)
+    return sqd_study([config])
+
+
+def test_variants_carry_the_named_figures_with_intervals(study):
+    assert set(study["variants"]) == {"baseline", "grpo", "s1_soft"}
+    assert {"s0_hard", "s2_qd_bonus", "s3_curriculum", "s4_combined"} <= {m.split("/")[1] for m in study["missing"]}
+    grpo = study["variants"]["grpo"]["dgemm"]["pooled"]
+    for key in ("compliance", "coverage", "qd_score", "measured", "dominant_share", "pass_at_1_ci", "compliance_ci"):
+        assert key in grpo
+    assert grpo["pass_at_1"] == pytest.approx(0.8) and grpo["dominant_share"] == 1.0
+    assert grpo["compliance"] == pytest.approx(0.2 / 0.8)  # of the ok kernels of restricted prompts
+    assert grpo["measured"] == 60 and grpo["coverage"] == 0.25  # forbidden rows were never measured
+    lo, hi = grpo["expected_speedup_ci"]
+    assert lo <= grpo["expected_speedup"] <= hi
+    soft = study["variants"]["s1_soft"]["dgemm"]
+    assert soft["sqd"] == {"violation": "soft"} and soft["pooled"]["compliance"] == 1.0
+    entry = soft["entries"]["dgemm/openmp"]
+    assert entry["training_best"]["gflops"] == 32.0 and entry["cells"]["0"] == {"none": 30.0}
+    assert set(soft["per_seed"]) == {"0", "1", "2"} and soft["per_seed"]["2"]["training_best_speedup"] == 12.0
+    base = study["variants"]["baseline"]["dgemm"]["pooled"]
+    assert base["measured"] is None and base["coverage"] is None
+    json.dumps(study)  # what write_sqd_study writes
