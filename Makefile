@@ -3,6 +3,7 @@
 #   make suite      the base policy and GRPO on the eight-problem suite (about an hour)
 #   make ablation   GRPO's settings one at a time against the default arm (about an hour)
 #   make long       GRPO and the warm-started arm at 200 steps, beside the base policy (about 45 minutes)
+#   make sqd-study  plain GRPO and the SQD variants on DGEMM and on the suite (about two hours)
 #   make test       lint, layers contract and the full test suite (what CI runs)
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -32,7 +33,7 @@ EXECUTED := runs/notebooks
 # FRESH=1 measures everything again instead of reusing finished results of the same config.
 RESULT_FILES := results/machine.json results/examples/dgemm_serial_t1.json results/autotune.json results/seed_policy.json
 
-.PHONY: setup test test-fast lint reproduce smoke experiments suite fresh fresh-suite ablation fresh-ablation long fresh-long figures lab calibrate score-examples \
+.PHONY: setup test test-fast lint reproduce smoke experiments suite fresh fresh-suite ablation fresh-ablation long fresh-long sqd-study figures lab calibrate score-examples \
 	bench-harness seed-model seed-report autotune compare clean
 
 setup: $(STAMP)
@@ -117,6 +118,12 @@ long: $(if $(FRESH),fresh-long) $(SEED_MODEL)/config.json results/machine.json
 fresh-long: $(STAMP)
 	$(FORGET) $(LONG_CONFIG) | xargs rm -rf
 
+# The SQD study (notebooks/06_sqd_study: configs/sqd_study.yaml and sqd_study_suite.yaml):
+# results/sqd_study.json and results/sqd_study/figures. Finished arms are reused.
+sqd-study: $(SEED_MODEL)/config.json results/machine.json
+	@mkdir -p $(EXECUTED)
+	$(PAPERMILL) notebooks/06_sqd_study.ipynb $(EXECUTED)/06_sqd_study.ipynb
+
 # Redraw every figure from results JSON alone.
 figures: $(STAMP)
 	@mkdir -p $(EXECUTED)
@@ -131,6 +138,8 @@ smoke: $(SMOKE_MODEL)/config.json
 	@rm -rf runs/smoke && mkdir -p runs/smoke/notebooks
 	$(call notebooks,configs/smoke.yaml,runs/smoke/notebooks)
 	$(PAPERMILL) notebooks/$(SUITE_NOTEBOOK).ipynb runs/smoke/notebooks/$(SUITE_NOTEBOOK).ipynb -p config configs/suite_smoke.yaml
+	$(PAPERMILL) notebooks/06_sqd_study.ipynb runs/smoke/notebooks/06_sqd_study.ipynb \
+	  -y '{"configs": ["configs/sqd_study_smoke.yaml"], "out": "runs/smoke/sqd_study/results/sqd_study.json"}'
 
 $(SMOKE_MODEL)/config.json: | $(STAMP)
 	$(BIN)/lab seed-model --preset smoke --out $(SMOKE_MODEL)

@@ -19,6 +19,7 @@ NOTEBOOKS = ["01_baseline", "02_grpo", "03_grpo_sqd", "04_figures"]
 #: What `make reproduce` runs, in order: (notebook, experiment parameter or None).
 RUNS = [("01_baseline", None), ("02_grpo", None), ("03_grpo_sqd", None), ("02_grpo", "grpo_rft"), ("04_figures", None)]
 SUITE_NOTEBOOK = "05_suite"
+STUDY_NOTEBOOK = "06_sqd_study"
 
 
 def _private_config(tmp_path_factory, smoke_policy, shipped: str):
@@ -43,6 +44,11 @@ def suite_smoke(tmp_path_factory, smoke_policy):
     return _private_config(tmp_path_factory, smoke_policy, "suite_smoke")
 
 
+@pytest.fixture(scope="module")
+def study_smoke(tmp_path_factory, smoke_policy):
+    return _private_config(tmp_path_factory, smoke_policy, "sqd_study_smoke")
+
+
 @pytest.mark.parametrize("name", [*NOTEBOOKS, SUITE_NOTEBOOK])
 def test_parameter_cells_hold_only_the_config_path_and_experiment(name):
     nb = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
@@ -52,6 +58,35 @@ def test_parameter_cells_hold_only_the_config_path_and_experiment(name):
     assigned = set(re.findall(r"^(\w+)\s*=", params[0].source, re.M))
     assert assigned == ({"config"} if name in ("04_figures", SUITE_NOTEBOOK) else {"config", "experiment"})
     assert ("configs/suite.yaml" if name == SUITE_NOTEBOOK else "configs/default.yaml") in params[0].source
+
+
+def test_the_study_notebook_takes_its_configs_and_output():
+    nb = nbformat.read(ROOT / "notebooks" / f"{STUDY_NOTEBOOK}.ipynb", as_version=4)
+    params = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    assert len(params) == 1 and set(re.findall(r"^(\w+)\s*=", params[0].source, re.M)) == {"configs", "out"}
+    assert "configs/sqd_study.yaml" in params[0].source and "configs/sqd_study_suite.yaml" in params[0].source
+
+
+def test_sqd_study_notebook_runs_with_the_smoke_config(study_smoke, caplog):
+    """The base policy, plain GRPO and the combined variant on DGEMM in both modes; the study file."""
+    base, config = study_smoke
+    out = base / "results" / "sqd_study.json"
+    pm.execute_notebook(
+        str(ROOT / "notebooks" / f"{STUDY_NOTEBOOK}.ipynb"),
+        str(base / f"{STUDY_NOTEBOOK}.ipynb"),
+        parameters={"configs": [str(config)], "out": str(out)},
+        cwd=str(ROOT),
+        progress_bar=False,
+    )
+    assert "Passed unknown parameter" not in caplog.text
+    study = json.loads(out.read_text())
+    assert set(study["variants"]) == {"baseline", "grpo", "s4_combined"} and not study["missing"]
+    s4 = study["variants"]["s4_combined"]["results"]
+    assert s4["sqd"]["stages"] == "cumulative" and s4["sqd"]["violation"] == "soft"
+    assert set(s4["entries"]) == {"dgemm/serial", "dgemm/openmp"}
+    assert s4["pooled"]["n_samples"] == 4 and s4["pooled"]["restricted_samples"] == 4
+    assert s4["pooled"]["measured"] is not None and "compliance_ci" in s4["pooled"]
+    assert (base / "results" / "sqd_study" / "figures" / "sqd_study.png").exists()
 
 
 def test_suite_notebook_runs_with_the_suite_smoke_config(suite_smoke, caplog):

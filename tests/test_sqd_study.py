@@ -62,3 +62,11 @@ def test_variants_carry_the_named_figures_with_intervals(study):
     base = study["variants"]["baseline"]["dgemm"]["pooled"]
     assert base["measured"] is None and base["coverage"] is None
     json.dumps(study)  # what write_sqd_study writes
+
+
+def test_the_study_figure_draws_every_variant(study, tmp_path):
+    from lab.analysis.plots import sqd_study as figure
+
+    path = figure(study, tmp_path / "figures")
+    assert path.name == "sqd_study.png" and path.stat().st_size > 0
+    assert figure({"variants": {}}, tmp_path / "none") is None

@@ -34,6 +34,9 @@ legends outside the data, and draws confidence intervals where the results recor
   base (Holm-corrected)
 - suite_modes: base -> trained per execution model: the suite means of pass@1 and of
   expected speedup, one bar per arm
+- sqd_study: the SQD variants side by side (from results/sqd_study.json), one row per part
+  of the study (DGEMM, the suite): expected speedup and compliance with their intervals,
+  collapse (dominant technique share), archive coverage and the best training speedup
 """
 
 from __future__ import annotations
@@ -805,6 +808,51 @@ def suite_modes(summary: dict, out: Path) -> Path | None:
         fontsize=10,
     )
     return _save(fig, out / "suite_modes.png")
+
+
+#: sqd_study's panels: pooled key -> y label.
+STUDY_PANELS = {
+    "expected_speedup": "expected speedup\n(held-out plain prompts)",
+    "compliance": "compliance\n(ok kernels of restricted prompts\nusing only permitted techniques)",
+    "dominant_share": "share of ok kernels in the\ncommonest technique set (collapse)",
+    "coverage": "archive coverage\n(mean over seeds)",
+    "training_best_speedup": "best speedup reached\nin training",
+}
+
+
+def sqd_study(study: dict, out: Path) -> Path | None:
+    """The variants side by side: one row of panels per part of the study, one bar per variant,
+    95% intervals where the study records them, per-seed values as dots."""
+    variants = study.get("variants") or {}
+    parts = list(dict.fromkeys(part for v in variants.values() for part in v))
+    if not parts:
+        return None
+    names = list(variants)
+    fig, axes = plt.subplots(
+        len(parts), len(STUDY_PANELS), figsize=(3.3 * len(STUDY_PANELS), 3.2 * len(parts)), squeeze=False
+    )
+    colors = sns.color_palette("deep", len(names))
+    for row, part in zip(axes, parts):
+        for ax, (key, label) in zip(row, STUDY_PANELS.items()):
+            for i, name in enumerate(names):
+                block = variants[name].get(part)
+                if not block or block["pooled"].get(key) is None:
+                    continue
+                value = block["pooled"][key]
+                ax.bar(i, value, color=colors[i], width=0.7)
+                ci = _ci(block["pooled"], key)
+                if ci:
+                    ax.errorbar(i, value, yerr=[[value - ci[0]], [ci[1] - value]], ecolor="black", capsize=3, lw=1)
+                seeds = [f.get(key) for f in block["per_seed"].values() if f.get(key) is not None]
+                ax.scatter([i] * len(seeds), seeds, color="black", s=8, zorder=3)
+            ax.set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=8)
+            ax.set_ylabel(label, fontsize=8)
+            ax.set_ylim(bottom=0)
+        row[0].set_title(part, loc="left", fontsize=10)
+    fig.suptitle(
+        "SQD variants side by side: bars pooled over seeds and entries (95% interval), dots one seed each", fontsize=10
+    )
+    return _save(fig, out / "sqd_study.png")
 
 
 def _save(fig, path: Path) -> Path:
