@@ -385,3 +385,36 @@ def test_hostile_sources_cost_the_parent_little(tmp_path, make, statuses):
     ).stdout.split()
     status, seconds, grown_kb = out[0], float(out[1]), int(out[2])
     assert status in statuses and seconds < 10 and grown_kb < 200 * 1024, out
+
+
+def test_object_facts_show_openmp_and_explicit_simd_whatever_the_text_says():
+    """The object tells OpenMP by its runtime calls and explicit SIMD by the packed arithmetic
+    left when auto-vectorization is off: a _Pragma hides no OpenMP, a dead vector variable
+    fakes no SIMD, and a plain loop gcc vectorizes by itself is not SIMD code."""
+    from pathlib import Path
+
+    from tests.conftest import EXAMPLES, TINY_MEASURE
+
+    attacks = Path(__file__).parent / "kernels" / "detector"
+    kernels = {
+        "naive": (EXAMPLES / "dgemm" / "examples" / "naive.c").read_text(),
+        "intrinsics": (EXAMPLES / "dgemm" / "examples" / "avx2_fma.c").read_text(),
+        "pragma operator": (attacks / "ev_omp_Pragma.c").read_text(),
+        "dead vector": (attacks / "sp_simd_deadvar.c").read_text(),
+        "reordered": (attacks / "ev_reorder_outptr.c").read_text(),
+    }
+    config = dataclasses.replace(TINY_MEASURE, mode="openmp", threads=2, verify_techniques=True)
+    results = dict(zip(kernels, evaluate_batch(list(kernels.values()), "dgemm", config, progress=False)))
+    assert all(r.status == "ok" for r in results.values()), {k: r.detail for k, r in results.items()}
+    assert {k: r.object_facts for k, r in results.items()} == {
+        "naive": {"openmp": False, "simd": False},
+        "intrinsics": {"openmp": False, "simd": True},
+        "pragma operator": {"openmp": True, "simd": False},
+        "dead vector": {"openmp": False, "simd": False},
+        "reordered": {"openmp": False, "simd": False},
+    }
+    # Without the second build, SIMD is not judged.
+    plain = evaluate_batch(
+        [kernels["naive"]], "dgemm", dataclasses.replace(config, verify_techniques=False), progress=False
+    )
+    assert plain[0].object_facts == {"openmp": False, "simd": None}

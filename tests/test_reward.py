@@ -387,3 +387,23 @@ def test_performance_scale_without_sqd_is_one():
         SQDConfig(violation_weight=1.0)  # a soft violation must cost something
     with pytest.raises(ValueError):
         SQDConfig(qd_bonus=1.5)  # the bonus never outweighs the performance term
+
+
+def test_the_compiled_object_overrides_what_the_text_hides_or_fakes():
+    """A kernel whose object calls the OpenMP runtime uses OpenMP, whatever its text shows: under
+    the hard rule a prompt that did not permit it makes the measured kernel forbidden. A SIMD the
+    object does not show (a dead vector variable) is no technique: under the soft rule it costs
+    nothing, and the archive files the kernel without it."""
+
+    def evaluate(texts, problem, config):
+        facts = {NAIVE_DGEMV: {"openmp": True, "simd": False}, SIMD_OMP: {"openmp": False, "simd": False}}
+        return [EvalResult(status="ok", gflops=10.0, speedup=2.0, object_facts=facts[t]) for t in texts]
+
+    hard = HarnessReward("dgemv", evaluate=evaluate, sqd=SQDConfig())
+    assert hard([NAIVE_DGEMV], permitted=[[]]) == [-100.0]
+    assert hard.last[0].status == "forbidden" and "openmp" in hard.last_violations[0]
+    archives = {"dgemv": TechniqueArchive()}
+    soft = HarnessReward("dgemv", archives=archives, evaluate=evaluate, sqd=SQDConfig(violation="soft"))
+    # SIMD_OMP's text says openmp + simd + unrolling; its object shows neither OpenMP nor SIMD.
+    assert soft([SIMD_OMP], permitted=[["unrolling"]]) == [10.0] and soft.last_violations == [None]
+    assert archives["dgemv"].cells() == {"unrolling": 10.0}

@@ -90,6 +90,9 @@ class MeasureConfig:
     compile_timeout_s: PositiveFloat = 60.0
     run_timeout_s: PositiveFloat = 30.0
     memory_mb: PositiveInt = 1024  # memory of the kernel's process (the run's cgroup adds the measurer's share)
+    # Also build each kernel without auto-vectorization, so its object shows whether the code itself
+    # asks for SIMD (EvalResult.object_facts; one more compile per kernel).
+    verify_techniques: StrictBool = False
 
     def __post_init__(self):
         if self.mode == "serial" and self.threads != 1:

@@ -336,6 +336,28 @@ def detect(source: str, problem: str | None = None) -> set[str]:
     return {t.name for t in _DEFINITIONS if t.name in applicable and t.detector(code, loops)}
 
 
+def confirm(detected: set[str] | frozenset[str], facts: dict | None, problem: str | None = None) -> set[str]:
+    """The detected techniques, corrected by what the compiled object shows
+    (lab.harness.static_check.object_facts): OpenMP is used exactly when the object calls the
+    OpenMP runtime, however the source spelled it (a pragma in dead code does not count);
+    SIMD, when checked, exactly when packed arithmetic survives a build without
+    auto-vectorization (a dead vector variable does not count, vector types under another name
+    do). The other techniques have no such signal: the text decides. Without facts (nothing
+    compiled), `detected`.
+
+    >>> sorted(confirm({"simd", "loop_reorder"}, {"openmp": True, "simd": False}))
+    ['loop_reorder', 'openmp']
+    """
+    out = set(detected)
+    if not facts:
+        return out
+    applicable = problem_techniques(problem)
+    for technique in ("openmp", "simd"):
+        if facts.get(technique) is not None and technique in applicable:
+            out = (out | {technique}) if facts[technique] else (out - {technique})
+    return out
+
+
 def in_spec(spec: Any) -> frozenset[str]:
     """The techniques a generator KernelSpec uses by construction."""
     return frozenset(t.name for t in _DEFINITIONS if t.in_spec(spec))

@@ -73,7 +73,7 @@ from lab.rl.reward import reward_from_result
 from lab.rl.sqd import descriptor, subsets_up_to
 from lab.rl.train import TRAINING_SAMPLES, changed_fields, config_changes, text_hash, train, training_config
 from lab.rl.warm_start import warm_start
-from lab.techniques import TECHNIQUES, detect, problem_techniques
+from lab.techniques import TECHNIQUES, confirm, detect, problem_techniques
 
 WARM_START = "warm_start"  # the folder of a run's warm start, under its run_dir
 RESTRICTED_SAMPLES = "samples_restricted.jsonl"  # the technique-restricted evaluation, beside samples.jsonl
@@ -357,7 +357,7 @@ def _sample_and_score(
                 sample_s += seconds
             results = evaluate_batch([r["completion"] for r in records], entry.problem, measure)
             for rec, res in zip(records, results):
-                used = _techniques(rec["completion"], problem.signature, entry.problem)
+                used = _techniques(rec["completion"], problem.signature, entry.problem, res.object_facts)
                 sample = {
                     **rec,
                     **res.to_dict(),
@@ -459,13 +459,14 @@ def mode_means(rows: list[dict]) -> dict[str, dict]:
     return out
 
 
-def _techniques(completion: str, signature: str, problem: str) -> list[str] | None:
+def _techniques(completion: str, signature: str, problem: str, facts: dict | None = None) -> list[str] | None:
     """Techniques detected in the completion's kernel (registry order; those that apply to
-    `problem`), None if none extracts."""
+    `problem`), corrected by its compiled object's `facts` (lab.techniques.confirm); None if
+    no kernel extracts."""
     source = source_or_none(completion, signature)
     if source is None:
         return None
-    used = detect(source, problem)
+    used = confirm(detect(source, problem), facts, problem)
     return [t for t in TECHNIQUES if t in used]
 
 

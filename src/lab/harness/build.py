@@ -92,9 +92,15 @@ def preprocess_argv(config: BuildConfig, src: str, out: str) -> list[str]:
     return [config.cc, *config.candidate_cflags(), "-E", src, "-o", out]
 
 
-def compile_argv(config: BuildConfig, preprocessed: str, obj: str) -> list[str]:
+#: A second build that shows which vector instructions the source itself asks for: with gcc's
+#: auto-vectorizers off, packed arithmetic remains only where intrinsics, vector types or
+#: `omp simd` put it (lab.harness.static_check.object_facts).
+NO_AUTOVECTORIZE = ("-fno-tree-vectorize", "-fno-tree-slp-vectorize")
+
+
+def compile_argv(config: BuildConfig, preprocessed: str, obj: str, extra: tuple[str, ...] = ()) -> list[str]:
     # Compile the already-checked preprocessed text, so what was checked is what is built.
-    return [config.cc, *config.candidate_cflags(), "-x", "cpp-output", "-c", preprocessed, "-o", obj]
+    return [config.cc, *config.candidate_cflags(), *extra, "-x", "cpp-output", "-c", preprocessed, "-o", obj]
 
 
 def localize_argv(function: str, obj: str, out: str) -> list[str]:

@@ -63,6 +63,7 @@ from lab.config import MeasureConfig
 from lab.files import tree_hash
 from lab.harness import plausibility, sandbox, static_check
 from lab.harness.build import (
+    NO_AUTOVECTORIZE,
     BuildConfig,
     compile_argv,
     link_argv,
@@ -102,6 +103,9 @@ class EvalResult:
     host: str = ""  # where it was measured
     machine: str = ""  # fingerprint of that machine's compiler and CPU (lab.harness.machine)
     isolation: str = ""  # the sandbox isolation level in force (lab.harness.sandbox.isolation_level)
+    # What the compiled object shows of its techniques (lab.harness.static_check.object_facts):
+    # {"openmp": bool, "simd": bool or None (not checked)}; None when nothing was compiled.
+    object_facts: dict[str, bool | None] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -347,6 +351,18 @@ def _measure_once(
             if not fail:
                 violation = static_check.check_object(work / "candidate.o", problem, config.openmp)
                 fail = violation and _fail(violation.status, violation.detail)
+            facts = None
+            if not fail and config.verify_techniques:
+                fail = step(
+                    compile_argv(build, "candidate.i", "novec.o", NO_AUTOVECTORIZE),
+                    "compilation (no auto-vectorization)",
+                )
+            if not fail:
+                novec = work / "novec.o" if config.verify_techniques else None
+                try:
+                    facts = static_check.object_facts(work / "candidate.o", novec)
+                except static_check.ToolError as err:
+                    fail = _fail("compile_error", f"the object could not be inspected: {err}")
             fail = fail or step(localize_argv(problem.function, "candidate.o", "kernel.o"), "localizing symbols")
             # Relative paths: the sandbox mounts an empty /tmp over the one `tmp` lives in, but its
             # working directory (entered before that) still leads to `tmp` through "..".
@@ -368,7 +384,7 @@ def _measure_once(
             argv, env = measure_command(problem, config, nonce)
             run = sandbox.run(argv, work, run_limits, cores, uid, env=env, want_result=True, log_dir=tmp)
             result = _verdict(run, nonce, problem, config, run_limits)
-            return dataclasses.replace(result, compile_s=compile_s, run_s=run.wall_s)
+            return dataclasses.replace(result, compile_s=compile_s, run_s=run.wall_s, object_facts=facts)
         finally:
             sandbox.remove_tree(work, uid)
             sandbox.remove_tree(tmp, None)

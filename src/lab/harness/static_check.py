@@ -505,6 +505,29 @@ def interposable_names(cc: str = "gcc") -> frozenset[str]:
     return frozenset(names)
 
 
+#: Packed double-precision arithmetic (any vector width): what explicit SIMD code compiles to.
+_PACKED_DOUBLE = re.compile(r"\bv?(?:fn?m(?:add|sub)\w*pd|(?:mul|add|sub|div)pd)\b")
+
+
+def object_facts(obj: Path, novec_obj: Path | None = None) -> dict[str, bool | None]:
+    """What a compiled candidate shows of its techniques, whatever its source text says:
+    `openmp`, whether it references the OpenMP runtime (any `omp_*`, `GOMP_*` symbol); `simd`,
+    whether its build without auto-vectorization (`novec_obj`, build.NO_AUTOVECTORIZE) still
+    holds packed double arithmetic (None when that build was not made)."""
+    undefined = set()
+    for line in _tool_lines("readelf", "-sW", str(obj)):
+        parts = line.split()
+        if len(parts) >= 8 and parts[0].endswith(":") and parts[6] == "UND":
+            undefined.add(parts[7])
+    facts: dict[str, bool | None] = {"openmp": any(_OPENMP_NAME.match(n) for n in undefined), "simd": None}
+    if novec_obj is not None:
+        facts["simd"] = any(
+            _PACKED_DOUBLE.search(line.partition("\t")[2])
+            for line in _tool_lines("objdump", "-d", "--no-show-raw-insn", "-M", "att", str(novec_obj))
+        )
+    return facts
+
+
 def check_object(obj: Path, problem: Problem, openmp: bool = True) -> Violation | None:
     """Checks of the compiled candidate object (symbols, sections, instructions); `openmp=False`
     (serial mode) also refuses every reference to the OpenMP runtime."""

@@ -50,7 +50,7 @@ from lab.harness.evaluate import EvalResult, evaluate_batch
 from lab.harness.extract import source_or_none
 from lab.harness.problems import load_problem
 from lab.rl.sqd import TechniqueArchive, descriptor, permission_violation
-from lab.techniques import detect
+from lab.techniques import confirm, detect
 
 
 def reward_from_result(result: EvalResult, config: RewardConfig, scale: float = 1.0) -> float | None:
@@ -240,6 +240,16 @@ class HarnessReward:
             idx = [i for i in todo if problems[i] == name and configs[i] == config]
             for i, r in zip(idx, self._evaluate([texts[i] for i in idx], name, config)):
                 results[i] = r
+        # What the compiled object shows overrides the text where it can (lab.techniques.confirm):
+        # a technique the text hid still breaks the prompt's set (under the hard rule the kernel
+        # was measured, and is now forbidden), and one the text only pretended does not.
+        for i, r in enumerate(results):
+            if used[i] is None or r.object_facts is None:
+                continue
+            used[i] = frozenset(confirm(used[i], r.object_facts, problems[i]))
+            violations[i] = permission_violation(used[i], permitted[i])
+            if violations[i] and not soft:
+                results[i] = EvalResult(status="forbidden", detail=f"compiled code {violations[i]}", problem=problems[i])
         improved = [False] * n
         for i, r in enumerate(results):
             if self.archives is not None and r.status == "ok" and used[i] is not None and problems[i] in self.archives:
