@@ -33,7 +33,7 @@ EXECUTED := runs/notebooks
 # FRESH=1 measures everything again instead of reusing finished results of the same config.
 RESULT_FILES := results/machine.json results/examples/dgemm_serial_t1.json results/autotune.json results/seed_policy.json
 
-.PHONY: setup test test-fast lint reproduce smoke experiments suite fresh fresh-suite ablation fresh-ablation long fresh-long sqd-study figures lab calibrate score-examples \
+.PHONY: setup test test-fast lint reproduce smoke experiments suite fresh fresh-suite ablation fresh-ablation long fresh-long sqd-study detector-report figures lab calibrate score-examples \
 	bench-harness seed-model seed-report autotune compare clean
 
 setup: $(STAMP)
@@ -175,6 +175,11 @@ results/examples/dgemm_serial_t1.json: | $(STAMP)
 	$(BIN)/lab score-examples --no-cache --mode serial --out results/examples
 	$(BIN)/lab score-examples --no-cache --mode openmp --threads 1 --out results/examples
 	$(BIN)/lab score-examples --no-cache --mode openmp --threads 2 --out results/examples
+
+# How well the technique detector reads labelled and generated kernels, by text and by the
+# compiled object (results/detector.json; a few minutes).
+detector-report: $(STAMP)
+	$(BIN)/python -m lab.analysis.detector_report --out results/detector.json
 
 # BENCH_AGAINST=<git revision>: also run that revision's harness, alternating rounds, for a before/after table.
 bench-harness: $(STAMP)

@@ -93,6 +93,7 @@ RESULT_READERS = frozenset(
         "analysis/autotune.py",
         "analysis/bench_harness.py",
         "analysis/sqd_study.py",
+        "analysis/detector_report.py",
     }
 )
 

@@ -249,7 +249,9 @@ class HarnessReward:
             used[i] = frozenset(confirm(used[i], r.object_facts, problems[i]))
             violations[i] = permission_violation(used[i], permitted[i])
             if violations[i] and not soft:
-                results[i] = EvalResult(status="forbidden", detail=f"compiled code {violations[i]}", problem=problems[i])
+                results[i] = EvalResult(
+                    status="forbidden", detail=f"compiled code {violations[i]}", problem=problems[i]
+                )
         improved = [False] * n
         for i, r in enumerate(results):
             if self.archives is not None and r.status == "ok" and used[i] is not None and problems[i] in self.archives:
