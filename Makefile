@@ -33,7 +33,7 @@ EXECUTED := runs/notebooks
 # FRESH=1 measures everything again instead of reusing finished results of the same config.
 RESULT_FILES := results/machine.json results/examples/dgemm_serial_t1.json results/autotune.json results/seed_policy.json
 
-.PHONY: setup test test-fast lint reproduce smoke experiments suite fresh fresh-suite ablation fresh-ablation long fresh-long sqd-study detector-report figures lab calibrate score-examples \
+.PHONY: setup test test-fast lint reproduce smoke experiments suite fresh fresh-suite ablation fresh-ablation long fresh-long sqd-study sqd-long detector-report figures lab calibrate score-examples \
 	bench-harness seed-model seed-report autotune compare clean
 
 setup: $(STAMP)
@@ -123,6 +123,12 @@ fresh-long: $(STAMP)
 sqd-study: $(SEED_MODEL)/config.json results/machine.json
 	@mkdir -p $(EXECUTED)
 	$(PAPERMILL) notebooks/06_sqd_study.ipynb $(EXECUTED)/06_sqd_study.ipynb
+
+# The SQD variants at the 200-step budget (configs/sqd_long.yaml): several hours on 2 cores.
+sqd-long: $(SEED_MODEL)/config.json results/machine.json
+	@mkdir -p $(EXECUTED)
+	$(PAPERMILL) notebooks/06_sqd_study.ipynb $(EXECUTED)/06_sqd_long.ipynb \
+	  -y '{"configs": ["configs/sqd_long.yaml"], "out": "results/sqd_study_long.json"}'
 
 # Redraw every figure from results JSON alone.
 figures: $(STAMP)
