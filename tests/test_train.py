@@ -298,3 +298,38 @@ def test_suite_rows_are_drawn_by_weight_and_state_their_mode():
         assert f"{r['problem']}(int n" in text
         assert ("Execution model: serial" in text) == (r["mode"] == "serial")
         assert ("2 OpenMP threads" in text) == (r["mode"] == "openmp")
+
+
+def test_training_runs_of_other_code_start_afresh(tmp_path, monkeypatch):
+    """Checkpoints are reused only by the code that made them, as finished results are."""
+    from lab.analysis import experiments
+    from lab.config import ExperimentConfig
+
+    cfg = ExperimentConfig(
+        name="g", kind="grpo", seeds=[0], results_dir=str(tmp_path / "r"), runs_dir=str(tmp_path / "runs")
+    )
+    trained = []
+
+    def fake_train(run):  # records what the run folder held when training began
+        trained.append(sorted(p.name for p in run.run_dir.iterdir()))
+        (run.run_dir / "checkpoint-1").mkdir(exist_ok=True)
+        return run.run_dir / "final"
+
+    monkeypatch.setattr(experiments, "train", fake_train)
+    monkeypatch.setattr(
+        experiments, "_collect_training", lambda cfg, runs: (cfg.out_dir / "training_samples.jsonl").write_text("")
+    )
+    monkeypatch.setattr(experiments, "evaluate_policy", lambda *a, **k: {})
+    monkeypatch.setattr(experiments, "learning_curve", lambda *a: None)
+    monkeypatch.setattr(experiments, "config_changes", lambda *a: [])  # the training config is the same
+    seed = cfg.for_seed(cfg.seeds[0])
+    experiments.run_experiment(cfg)
+    assert trained[-1] == [experiments.RUN_CODE]
+    experiments.run_experiment(cfg, overwrite=False)  # same code: its checkpoints are kept
+    assert "checkpoint-1" in trained[-1]
+    (seed.run_dir / experiments.RUN_CODE).write_text("other-code\n")
+    experiments.run_experiment(cfg)
+    assert trained[-1] == [experiments.RUN_CODE]
+    (seed.run_dir / experiments.RUN_CODE).unlink()  # of unknown code (made before the lab recorded it)
+    experiments.run_experiment(cfg)
+    assert trained[-1] == [experiments.RUN_CODE]

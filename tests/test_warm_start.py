@@ -123,3 +123,23 @@ def test_a_config_without_a_warm_start_is_refused(tmp_path):
         ws.warm_start(ExperimentConfig(kind="grpo"), tmp_path, None)
     with pytest.raises(ValueError, match="need kind: grpo"):
         ExperimentConfig(kind="baseline", warm_start=WarmStartConfig())
+
+
+class _TokenizerWithBos:
+    """A tokenizer that adds "<s>" itself, as Llama's does, whose chat template writes it too."""
+
+    bos_token, bos_token_id = "<s>", 1
+
+    def __call__(self, text, add_special_tokens=True):
+        return {"input_ids": ([1] if add_special_tokens else []) + [ord(c) for c in text]}
+
+
+def test_the_fine_tuning_prompt_leaves_the_bos_token_to_the_tokenizer(smoke_policy):
+    from transformers import AutoTokenizer
+
+    # SFTTrainer adds the token when it tokenizes the row: the text keeps none, so there is one.
+    assert ws._without_bos(_TokenizerWithBos(), "<s><|user|>\nhi\n") == "<|user|>\nhi\n"
+    assert ws._without_bos(_TokenizerWithBos(), "<|user|>\nhi\n") == "<|user|>\nhi\n"
+    # The project's own policy has no such token: its prompts pass unchanged.
+    tokenizer = AutoTokenizer.from_pretrained(str(smoke_policy))
+    assert ws._without_bos(tokenizer, "<|user|>\nhi\n") == "<|user|>\nhi\n"

@@ -286,7 +286,7 @@ class ExperimentConfig:
                 raise ValueError(f"suite: each (problem, mode) once; repeated: {', '.join(repeated)}")
             if len({e.problem for e in self.suite}) > 1 and self.reward.positive == "gflops":
                 raise ValueError(
-                    "a suite of several problems needs a scale-free reward: reward.positive: log_speedup "
+                    "a suite of several problems needs a scale-free reward: reward.positive: rank, log_speedup "
                     "or speedup (GFLOPS of different problems are not comparable)"
                 )
 

@@ -39,7 +39,7 @@ import itertools
 import os
 from pathlib import Path
 
-from lab.analysis.experiments import is_finished, project_dir
+from lab.analysis.experiments import RUN_FACTS, is_finished, project_dir
 from lab.analysis.intervals import difference, holm, verdict
 from lab.config import ExperimentConfig, LabConfig
 from lab.files import read_json, read_jsonl, write_json
@@ -51,7 +51,7 @@ METRICS = ("pass_at_1", "mean_gflops_ok", "median_gflops_ok", "expected_speedup"
 _SHARED = ("model", "problem", "measure", "evaluation", "seeds", "suite")
 _SHARED_TRAINED = ("reward", "train")
 #: Entries of a saved config.json that name or describe a run rather than set it up.
-_NOT_SETTINGS = frozenset({"name", "seed", "code", "git_commit", "machine", "isolation", "train_prompts"})
+_NOT_SETTINGS = RUN_FACTS | {"name", "seed", "code"}
 
 
 def check_fair(config: LabConfig, reference: str | None = None) -> None:

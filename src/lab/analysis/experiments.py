@@ -77,9 +77,10 @@ from lab.techniques import TECHNIQUES, confirm, detect, problem_techniques
 
 WARM_START = "warm_start"  # the folder of a run's warm start, under its run_dir
 RESTRICTED_SAMPLES = "samples_restricted.jsonl"  # the technique-restricted evaluation, beside samples.jsonl
+RUN_CODE = "code.txt"  # the code fingerprint of a training run, in its run_dir
 
 #: config.json entries that describe the run, not the experiment: they may differ on a rerun.
-_RUN_FACTS = frozenset({"git_commit", "machine", "isolation", "train_prompts"})
+RUN_FACTS = frozenset({"git_commit", "machine", "isolation", "train_prompts"})
 
 
 #: Modules of the lab package that only read finished results (figures, comparisons, the
@@ -173,7 +174,7 @@ def is_complete(cfg: ExperimentConfig) -> bool:
     if not (is_finished(cfg.out_dir) and saved.exists()):
         return False
     current = {**cfg.to_dict(), "code": code_fingerprint()}
-    differ = changed_fields(read_json(saved), current, ignore=_RUN_FACTS)
+    differ = changed_fields(read_json(saved), current, ignore=RUN_FACTS)
     if differ:
         print(f"{cfg.out_dir}: made with another {', '.join(differ)}; running it again", flush=True)
         return False
@@ -485,10 +486,12 @@ def run_experiment(cfg: ExperimentConfig, overwrite: bool = False) -> dict:
     for seed, run in runs.items():
         # With a warm start, GRPO starts from the fine-tuned policy (its folder is known ahead).
         grpo = dataclasses.replace(run, model=str(run.run_dir / WARM_START / "final")) if cfg.warm_start else run
-        if overwrite or config_changes(run.run_dir, grpo):
+        if overwrite or config_changes(run.run_dir, grpo) or _other_code(run.run_dir):
             if run.run_dir.exists():
                 print(f"{run.run_dir}: starting training afresh", flush=True)
             shutil.rmtree(run.run_dir, ignore_errors=True)
+        run.run_dir.mkdir(parents=True, exist_ok=True)
+        (run.run_dir / RUN_CODE).write_text(code_fingerprint() + "\n")
         if cfg.warm_start:
             print(f"{cfg.name}: warm start of seed {seed} into {run.run_dir / WARM_START}", flush=True)
             warm_start(run, run.run_dir / WARM_START, training_config(grpo))
@@ -500,6 +503,14 @@ def run_experiment(cfg: ExperimentConfig, overwrite: bool = False) -> dict:
         seen[row["seed"]].add(row["text_hash"])
     curve = learning_curve(cfg, runs, seen) if cfg.evaluation.curve_samples else None
     return evaluate_policy(cfg, finals, seen, curve)
+
+
+def _other_code(run_dir: Path) -> bool:
+    """True if run_dir holds training made by other code than this (or of unknown code): the
+    checkpoints of a training run are resumed or reused only by the code that started it,
+    as finished results are (is_complete)."""
+    saved = run_dir / RUN_CODE
+    return run_dir.exists() and (not saved.exists() or saved.read_text().strip() != code_fingerprint())
 
 
 def _collect_training(cfg: ExperimentConfig, runs: dict[int, ExperimentConfig]) -> None:

@@ -90,9 +90,10 @@ def warm_start(config: ExperimentConfig, out: Path, fingerprint: dict | None = N
     # gives it: SFTTrainer then appends the end-of-sequence token to each completion, so the
     # tuned policy learns to stop after the kernel. (Conversational rows end with the template's
     # end-of-turn marker instead, which this policy's generation does not stop on: it ran on to
-    # the length limit.)
+    # the length limit.) The newline before that token is how the seed policy was pretrained
+    # (seed_policy.pretrain): a kernel, a newline, the end of the sequence.
     rows = [
-        {"prompt": chat_prompt(tokenizer, s["prompt"]), "completion": s["completion"] + "\n"}
+        {"prompt": _without_bos(tokenizer, chat_prompt(tokenizer, s["prompt"])), "completion": s["completion"] + "\n"}
         for s, c in zip(kept, weights)
         for _ in range(c)
     ]
@@ -129,6 +130,16 @@ def warm_start(config: ExperimentConfig, out: Path, fingerprint: dict | None = N
     write_json(out / CONFIG, fingerprint)
     print(f"warm start: {summary}", flush=True)
     return final
+
+
+def _without_bos(tokenizer, prompt: str) -> str:
+    """The templated prompt without a leading beginning-of-sequence token: SFTTrainer tokenizes
+    plain-text rows with the tokenizer's special tokens, which adds that token again, so a
+    template that writes it (Llama's, Gemma's) would train on a doubled one that sampling never
+    shows the policy."""
+    bos = tokenizer.bos_token
+    adds_bos = bos is not None and tokenizer("", add_special_tokens=True)["input_ids"][:1] == [tokenizer.bos_token_id]
+    return prompt[len(bos) :] if adds_bos and prompt.startswith(bos) else prompt
 
 
 def _fine_tune(config: ExperimentConfig, model, tokenizer, rows: list[dict], out: Path) -> float | None:
