@@ -3,7 +3,7 @@
 #   make suite      the base policy and GRPO on the eight-problem suite (about an hour)
 #   make ablation   GRPO's settings one at a time against the default arm (about an hour)
 #   make long       GRPO and the warm-started arm at 200 steps, beside the base policy (about 45 minutes)
-#   make sqd-study  plain GRPO and the SQD variants on DGEMM and on the suite (about two hours)
+#   make sqd-study  plain GRPO and the SQD variants on DGEMM, serial and OpenMP (under two hours)
 #   make test       lint, layers contract and the full test suite (what CI runs)
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -33,7 +33,7 @@ EXECUTED := runs/notebooks
 # FRESH=1 measures everything again instead of reusing finished results of the same config.
 RESULT_FILES := results/machine.json results/examples/dgemm_serial_t1.json results/autotune.json results/seed_policy.json
 
-.PHONY: setup test test-fast lint reproduce smoke experiments suite fresh fresh-suite ablation fresh-ablation long fresh-long sqd-study sqd-long detector-report figures lab calibrate score-examples \
+.PHONY: setup test test-fast lint reproduce smoke experiments suite fresh fresh-suite ablation fresh-ablation long fresh-long sqd-study sqd-study-suite sqd-long detector-report figures lab calibrate score-examples \
 	bench-harness seed-model seed-report autotune compare clean
 
 setup: $(STAMP)
@@ -122,7 +122,13 @@ fresh-long: $(STAMP)
 # results/sqd_study.json and results/sqd_study/figures. Finished arms are reused.
 sqd-study: $(SEED_MODEL)/config.json results/machine.json
 	@mkdir -p $(EXECUTED)
-	$(PAPERMILL) notebooks/06_sqd_study.ipynb $(EXECUTED)/06_sqd_study.ipynb
+	$(PAPERMILL) notebooks/06_sqd_study.ipynb $(EXECUTED)/06_sqd_study.ipynb -y '{"configs": ["configs/sqd_study.yaml"]}'
+
+# The same study with its suite part (configs/sqd_study_suite.yaml) added to results/sqd_study.json:
+# the DGEMM arms are reused when finished; the suite arms take several hours on 2 cores.
+sqd-study-suite: $(SEED_MODEL)/config.json results/machine.json
+	@mkdir -p $(EXECUTED)
+	$(PAPERMILL) notebooks/06_sqd_study.ipynb $(EXECUTED)/06_sqd_study_suite.ipynb
 
 # The SQD variants at the 200-step budget (configs/sqd_long.yaml): several hours on 2 cores.
 sqd-long: $(SEED_MODEL)/config.json results/machine.json

@@ -135,3 +135,14 @@ def test_training_never_shows_a_held_out_phrasing():
     stream = schedule.rows()
     sqd = [_body(next(stream)["prompt"][0]["content"]) for _ in range(8)]
     assert all(b in train for b in sqd) and len(set(sqd)) == 4
+
+
+def test_restricted_evaluation_asks_every_held_out_phrasing():
+    from lab.analysis.experiments import _generation_calls
+    from lab.config import SuiteEntry
+
+    entry = SuiteEntry(problem="dgemm", mode="serial")
+    calls = _generation_calls(entry, seed=0, num=8, restricted=True, phrasings=4)
+    assert sum(count for _, _, count in calls) == 8
+    assert {first for _, first, _ in calls} == {0, 1, 2, 3}
+    assert _generation_calls(entry, seed=0, num=8, restricted=False, phrasings=4) == [(None, 0, 8)]

@@ -370,7 +370,8 @@ def test_qd_bonus_rewards_archive_gains_only():
     assert first == [pytest.approx(1.5 * len(SIMD_OMP)), -10.0]
     again = fn([SIMD_OMP], prompts=["b"])
     assert fn.last_improved == [False] and again == [float(len(SIMD_OMP))]
-    # Rank rewards order by the scaled speedup: the bonus can lift a kernel above an equal one.
+    # Rank rewards order by the scaled speedup: the bonus lifts a kernel that fills an empty cell
+    # above an equally fast one whose cell is already held.
     rank = HarnessReward(
         "dgemv",
         RewardConfig(positive="rank"),
@@ -378,7 +379,8 @@ def test_qd_bonus_rewards_archive_gains_only():
         evaluate=FakeEvaluator(),
         sqd=SQDConfig(qd_bonus=0.5),
     )
-    assert rank([SIMD_OMP, SIMD_OMP], prompts=["a", "a"]) == [1.0, 0.0]
+    rank([NAIVE_DGEMV], prompts=["x"])
+    assert rank([SIMD_OMP, NAIVE_DGEMV], prompts=["a", "a"]) == [1.0, 0.0]
 
 
 def test_performance_scale_without_sqd_is_one():
@@ -407,3 +409,23 @@ def test_the_compiled_object_overrides_what_the_text_hides_or_fakes():
     # SIMD_OMP's text says openmp + simd + unrolling; its object shows neither OpenMP nor SIMD.
     assert soft([SIMD_OMP], permitted=[["unrolling"]]) == [10.0] and soft.last_violations == [None]
     assert archives["dgemv"].cells() == {"unrolling": 10.0}
+
+
+def test_the_qd_bonus_does_not_depend_on_the_order_of_the_batch():
+    """Copies of one kernel in a group all fill the empty cell they share, as the batch found it:
+    they earn the bonus alike, so identical completions get identical rewards."""
+    fn = HarnessReward(
+        "dgemv", archives={"dgemv": TechniqueArchive()}, evaluate=FakeEvaluator(), sqd=SQDConfig(qd_bonus=0.5)
+    )
+    rewards = fn([SIMD_OMP, SIMD_OMP], prompts=["a", "a"])
+    assert fn.last_improved == [True, True] and rewards[0] == rewards[1] == pytest.approx(1.5 * len(SIMD_OMP))
+
+
+def test_measured_counts_the_kernels_the_harness_compiled_and_ran():
+    """Refused unmeasured (the hard rule's text verdict, a format error) or never run (a compile
+    error): not measured. Run, whatever the verdict (a wrong result): measured."""
+    fake = FakeEvaluator({NAIVE_DGEMV: "wrong_result", "int broken;": "compile_error"})
+    fn = HarnessReward("dgemv", evaluate=fake, sqd=SQDConfig())
+    fn([SIMD_OMP, NAIVE_DGEMV, "int broken;", SIMD_OMP], permitted=[["openmp"], None, None, None])
+    assert [r.status for r in fn.last] == ["forbidden", "wrong_result", "compile_error", "ok"]
+    assert fn.last_measured == [False, True, False, True]

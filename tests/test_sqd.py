@@ -268,3 +268,31 @@ def test_free_share_mixes_in_plain_prompts():
         SQDSchedule(["dgemm"], SQDConfig(free_share=0.0), seed=5).rows(),
     )
     assert [next(plain) for _ in range(20)] == [next(zero) for _ in range(20)]
+
+
+def test_a_problem_trained_only_in_serial_mode_never_stages_openmp():
+    """No serial kernel can fill an OpenMP cell: OpenMP leaves the problem's stages and cells, so
+    the last stage is reachable by coverage. In both modes it stays."""
+    config = SQDConfig(stages="cumulative", order=("loop_reorder", "simd", "openmp"), start=2, steps_per_stage=1)
+    serial = SQDSchedule(["dgemm"], config, entries=[("dgemm", "serial", 1.0)]).samplers["dgemm"]
+    assert "openmp" not in serial.order and serial.last_stage == len(TECHNIQUES) - 2
+    for step in range(1, 10):
+        serial.end_step(step)
+    assert serial.stage == serial.last_stage and not any("openmp" in s for s in serial.permitted_sets())
+    both = SQDSchedule(["dgemm"], config, entries=[("dgemm", "serial", 1.0), ("dgemm", "openmp", 1.0)])
+    assert both.samplers["dgemm"].order[:3] == ("loop_reorder", "simd", "openmp")
+
+
+def test_steps_without_a_problems_prompts_do_not_count_toward_its_plateau():
+    """In a suite a problem is drawn only now and then; its plateau counts the steps that trained
+    on its prompts (only those can improve its archive)."""
+    schedule = SQDSchedule(
+        ["dgemm", "dgemv"],
+        SQDConfig(steps_per_stage=None, plateau_steps=2),
+        entries=[("dgemm", "serial", 1.0), ("dgemv", "serial", 0.0)],  # dgemv is never drawn
+    )
+    rows = schedule.rows()
+    for step in range(1, 4):
+        schedule.end_step(step, [next(rows)["row"]])
+    assert schedule.stages() == {"dgemm": 2, "dgemv": 1}
+    assert schedule.samplers["dgemv"].steps_without_gain == 0

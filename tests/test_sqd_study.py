@@ -22,7 +22,9 @@ def _arm(out, kind, sqd, ok_share, techniques, compliant, seeds=(0, 1, 2)):
                 samples.append(row | {"techniques": techniques if ok else None})
                 restricted.append(row | {"techniques": techniques, "compliant": ok and i < 10 * compliant})
                 training.append(base | {"gflops": 30.0 + seed if ok else None, "speedup": 12.0, "permitted": None})
-            training.append(base | {"status": "forbidden", "gflops": None, "speedup": None})
+            training.append(base | {"status": "forbidden", "gflops": None, "speedup": None})  # by its text
+            # Forbidden by its object, after it ran: measured.
+            training.append(base | {"status": "forbidden", "gflops": None, "speedup": None, "measured": True})
     write_jsonl(out / "samples.jsonl", samples)
     write_jsonl(out / "samples_restricted.jsonl", restricted)
     if kind == "grpo":
@@ -51,13 +53,17 @@ def test_variants_carry_the_named_figures_with_intervals(study):
         assert key in grpo
     assert grpo["pass_at_1"] == pytest.approx(0.8) and grpo["dominant_share"] == 1.0
     assert grpo["compliance"] == pytest.approx(0.2 / 0.8)  # of the ok kernels of restricted prompts
-    assert grpo["measured"] == 60 and grpo["coverage"] == 0.25  # forbidden rows were never measured
+    # 8 ok of 10 per seed and mode, and the kernel its object forbade after it ran; compile errors
+    # and the kernel its text forbade never ran.
+    assert grpo["measured"] == 3 * 2 * (8 + 1)
+    assert grpo["coverage"] == 0.25 and grpo["qd_score"] == 40.0 and study["mixed_code"] == {}
     lo, hi = grpo["expected_speedup_ci"]
     assert lo <= grpo["expected_speedup"] <= hi
     soft = study["variants"]["s1_soft"]["dgemm"]
     assert soft["sqd"] == {"violation": "soft"} and soft["pooled"]["compliance"] == 1.0
     entry = soft["entries"]["dgemm/openmp"]
     assert entry["training_best"]["gflops"] == 32.0 and entry["cells"]["0"] == {"none": 30.0}
+    assert entry["coverage"] == 0.25 and entry["qd_score"] == 40.0
     assert set(soft["per_seed"]) == {"0", "1", "2"} and soft["per_seed"]["2"]["training_best_speedup"] == 12.0
     base = study["variants"]["baseline"]["dgemm"]["pooled"]
     assert base["measured"] is None and base["coverage"] is None
@@ -70,3 +76,22 @@ def test_the_study_figure_draws_every_variant(study, tmp_path):
     path = figure(study, tmp_path / "figures")
     assert path.name == "sqd_study.png" and path.stat().st_size > 0
     assert figure({"variants": {}}, tmp_path / "none") is None
+
+
+def test_archive_figures_do_not_add_rates_of_different_problems():
+    from lab.analysis.sqd_study import _archive_figures
+
+    two = {"dgemm": {"coverage": 0.5, "qd_score": 100.0}, "stream_triad": {"coverage": 0.25, "qd_score": 30.0}}
+    figures = _archive_figures(two)
+    assert figures["coverage"] == 0.375 and figures["qd_score"] is None  # GFLOP/s and GB/s do not add
+    assert figures["qd_score_by_problem"] == {"dgemm": 100.0, "stream_triad": 30.0}
+
+
+def test_arms_made_by_different_code_are_named(tmp_path):
+    config = tmp_path / "study.yaml"
+    config.write_text(f"defaults: {ROOT / 'configs' / 'sqd_study.yaml'}\nresults_dir: {tmp_path / 'dgemm'}\n")
+    for name, code in (("baseline", "a"), ("grpo", "b")):
+        _arm(tmp_path / "dgemm" / name, "grpo" if name == "grpo" else "baseline", None, 0.5, [], 0.5)
+        saved = json.loads((tmp_path / "dgemm" / name / "config.json").read_text())
+        write_json(tmp_path / "dgemm" / name / "config.json", saved | {"code": code})
+    assert sqd_study([config])["mixed_code"] == {"dgemm": {"baseline": "a", "grpo": "b"}}

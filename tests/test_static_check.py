@@ -443,3 +443,44 @@ def test_serial_mode_accepts_plain_and_simd_intrinsic_code(tmp_path):
     assert check_source(src, DGEMM, openmp=False) is None
     assert check_preprocessed(preprocess(tmp_path, src), "candidate.c", DGEMM, openmp=False) is None
     assert check_object(compile_object(tmp_path, src), DGEMM, openmp=False) is None
+
+
+_OBJECT_CASES = {
+    # A runtime call that starts no threads is not OpenMP; a parallel loop is.
+    "wtime only": ("#include <omp.h>\ndouble f(void){return omp_get_wtime();}", {"openmp": False, "simd": False}),
+    "parallel for": (
+        "void f(int n,double*x){\n#pragma omp parallel for\nfor(int i=0;i<n;i++)x[i]+=1;}",
+        {"openmp": True, "simd": False},
+    ),
+    # SIMD that is not double arithmetic: int64 lanes, and a transpose that only shuffles.
+    "int64 lanes": (
+        "#include <immintrin.h>\nvoid f(long long*x){__m256i a=_mm256_loadu_si256((void*)x);"
+        "_mm256_storeu_si256((void*)x,_mm256_add_epi64(a,a));}",
+        {"openmp": False, "simd": True},
+    ),
+    "shuffle only": (
+        "#include <immintrin.h>\nvoid f(double*x){__m256d a=_mm256_loadu_pd(x),b=_mm256_loadu_pd(x+4);"
+        "_mm256_storeu_pd(x,_mm256_unpacklo_pd(a,b));_mm256_storeu_pd(x+4,_mm256_unpackhi_pd(a,b));}",
+        {"openmp": False, "simd": True},
+    ),
+    # Scalar code that uses vector registers all the same: fabs, negation, a large copy.
+    "scalar": (
+        "#include <math.h>\n#include <string.h>\nstruct S{double v[64];};\n"
+        "void f(int n,double*x,struct S*a,const struct S*b){for(int i=0;i<n;i++)x[i]=-fabs(x[i]);*a=*b;"
+        "memset(x,0,512);}",
+        {"openmp": False, "simd": False},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(_OBJECT_CASES))
+def test_object_facts_read_threads_and_explicit_simd_from_the_object(tmp_path, name):
+    from lab.harness.build import NO_AUTOVECTORIZE
+    from lab.harness.static_check import object_facts
+
+    source, facts = _OBJECT_CASES[name]
+    (tmp_path / "k.c").write_text(source)
+    flags = ["gcc", "-O3", "-march=native", "-fopenmp", "-c", str(tmp_path / "k.c")]
+    subprocess.run([*flags, "-o", str(tmp_path / "k.o")], check=True, timeout=60)
+    subprocess.run([*flags, *NO_AUTOVECTORIZE, "-o", str(tmp_path / "novec.o")], check=True, timeout=60)
+    assert object_facts(tmp_path / "k.o", tmp_path / "novec.o") == facts

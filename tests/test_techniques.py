@@ -269,3 +269,27 @@ def test_directives_hidden_in_strings_macros_or_digraphs_are_detected(name, tech
     it, the %: digraph, GCC optimize("...") options, GCC's own vector types and builtins, and
     intrinsic names built by token pasting (tests/kernels/detector: attacks on the detector)."""
     assert technique in detect((DETECTOR_ATTACKS / name).read_text(), "dgemm")
+
+
+_LOOP = "void dgemm(int n,const double*A,const double*B,double*C){for(int i=0;i<n;i++)C[i]=A[i];}"
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        '#pragma GCC optimize "unroll-loops"\n',  # the pragma without parentheses
+        '__attribute__((__optimize__("unroll-loops"))) ',  # the reserved spelling
+        '__attribute__((optimize("O3", "unroll-loops"))) ',  # the option in a later string
+        '__attribute__((optimize("O3,unroll-loops"))) ',  # comma-separated in one string
+        "#define P(x) _Pragma(#x)\nP(GCC unroll 8)\n",  # a pragma made by stringizing a macro argument
+        '_Pragma(L"GCC unroll 8")\n',  # a wide string
+    ],
+)
+def test_unrolling_asked_of_the_compiler_in_any_spelling_is_detected(prefix):
+    assert "unrolling" in detect(prefix + _LOOP, "dgemm")
+
+
+def test_an_optimize_option_that_turns_a_technique_off_is_not_that_technique():
+    for option in ("no-tree-vectorize", "-fno-unroll-loops", "no-tree-parallelize-loops"):
+        found = detect(f'#pragma GCC optimize("{option}")\n' + _LOOP, "dgemm")
+        assert not found & {"simd", "unrolling", "openmp"}, (option, found)

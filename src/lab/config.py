@@ -62,6 +62,9 @@ STATUSES = (
     "suspicious",  # passed the checks, but faster than this machine can be (lab.harness.plausibility)
     "harness_error",  # the harness failed, not the candidate: never cached, see RewardConfig.harness_error
 )
+#: The statuses of a kernel the harness compiled and ran: its numbers, or how it failed, came
+#: from the machine (what the SQD study counts as a measured kernel).
+RAN_STATUSES = frozenset({"ok", "timeout", "runtime_error", "wrong_result", "suspicious"})
 
 
 #: The execution models every problem is measured in (see MeasureConfig.mode).

@@ -37,21 +37,34 @@ _TILE_NAME = re.compile(
 _MIN_BOUND = re.compile(r"\b(?:MIN|min|imin|min_i|MINI|mini|fmin)\s*\(|\?")
 #: The line _code() adds for the options of each GCC `optimize` attribute or pragma.
 _OPTIMIZE = r"#\s*pragma\s+GCC\s+optimize-options\b"
+
+
+def _option(name: str) -> str:
+    """An `optimize` option that turns `name` on (`unroll-loops`, `-funroll-loops`), on the line
+    _code() adds for it; `no-unroll-loops` turns it off and does not match."""
+    return _OPTIMIZE + r"(?:[^\n]*[\s,])?(?:-f)?" + name
+
+
 #: What strip_comments blanks but the compiler acts on: the string of a `_Pragma(...)` operator
 #: and the options of `optimize(...)` (the quotes stay in the blanked code, at the same offsets).
-_PRAGMA_OPERATOR = re.compile(r"\b_Pragma\s*\(\s*\"")
-_OPTIMIZE_STRING = re.compile(r"\boptimize\s*\(\s*\"")
+_PRAGMA_OPERATOR = re.compile(r"\b_Pragma\s*\(\s*(?:L|u8|u|U)?\"")
+#: `optimize("O3", "unroll-loops")`, `__optimize__(...)` and `#pragma GCC optimize "unroll-loops"`
+#: (GCC takes the pragma's options with or without parentheses).
+_OPTIMIZE_STRING = re.compile(r"(?:\b|_)optimize_*\s*\(?\s*(?:L|u8|u|U)?\"")
+#: A macro that makes a pragma of its argument (`#define P(x) _Pragma(#x)`): its uses are pragmas.
+_STRINGIZING_PRAGMA = re.compile(r"#\s*define\s+(\w+)\s*\(\s*(\w+)\s*\)\s*_Pragma\s*\(\s*#\s*\2\s*\)")
+_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 _SIMD = re.compile(
     r"\b_mm(?:256|512)?_\w+\s*\(|\b__m(?:128|256|512)[di]?(?:_u)?\b|#\s*pragma\s+omp\s+(?:parallel\s+for\s+)?simd\b"
     r"|#\s*pragma\s+omp\s+for\s+simd\b|\b(?:__)?vector_size(?:__)?\s*\(|#\s*pragma\s+GCC\s+ivdep"
     # GCC's own vector types and builtins, and intrinsic names or types built by token pasting
     r"|\b__v\d+d[fi]\b|\b__builtin_ia32_\w+|\b_mm(?:256|512)?_?\s*##|\b__m\s*##"
-    r"|" + _OPTIMIZE + r"[^\n]*vectorize"
+    r"|" + _option(r"(?:tree-(?:slp-|loop-)?)?vectorize\b")
 )
 _OPENMP = re.compile(
-    r"#\s*pragma\s+omp\s+(?:parallel|for|task|taskloop|sections)\b|" + _OPTIMIZE + r"[^\n]*parallelize-loops"
+    r"#\s*pragma\s+omp\s+(?:parallel|for|task|taskloop|sections)\b|" + _option(r"tree-parallelize-loops\b")
 )
-_UNROLL_PRAGMA = re.compile(r"#\s*pragma\s+(?:GCC\s+)?unroll\b|" + _OPTIMIZE + r"[^\n]*unroll")
+_UNROLL_PRAGMA = re.compile(r"#\s*pragma\s+(?:GCC\s+)?unroll\b|" + _option(r"(?:unroll-(?:all-)?loops|peel-loops)\b"))
 _ALLOC = re.compile(r"\b(?:malloc|calloc|aligned_alloc|posix_memalign|_mm_malloc)\s*\(")
 _STATIC_BUF = re.compile(r"\bstatic\s+(?:_Alignas\s*\(\s*\d+\s*\)\s*)?(?:double|float)\s+\w+\s*\[")
 _SCALAR_ACC = re.compile(
@@ -61,19 +74,27 @@ _SCALAR_ACC = re.compile(
 
 def _code(source: str) -> str:
     """The source with comments and string contents blanked, as the detectors read it, plus one
-    line at the end for each directive a string carries: `#pragma X` for each `_Pragma("X")`
-    (macro bodies included) and `#pragma GCC optimize-options O` for each `optimize("O")`. The
-    digraph `%:` is read as `#`."""
+    line at the end for each directive a string or a macro carries: `#pragma X` for each
+    `_Pragma("X")` (macro bodies included) and each use `P(X)` of a macro defined as
+    `_Pragma(#x)`, and `#pragma GCC optimize-options O1 O2` for the options of each `optimize`
+    attribute or pragma. The digraph `%:` is read as `#`."""
     spliced = splice_lines(source)
-    code = strip_comments(spliced)
+    code = strip_comments(spliced).replace("%:", "# ")  # same length: offsets hold
     extra = []
-    for pattern, prefix in ((_PRAGMA_OPERATOR, "#pragma "), (_OPTIMIZE_STRING, "#pragma GCC optimize-options ")):
-        for m in pattern.finditer(code):
-            end = code.find('"', m.end())
-            if end > 0:
-                text = spliced[m.end() : end].replace('\\"', '"').replace("\\\\", "\\")
-                extra.append(prefix + text.replace("\n", " "))
-    return (code + "\n" + "\n".join(extra)).replace("%:", "# ")  # same length: offsets hold
+    for m in _PRAGMA_OPERATOR.finditer(code):
+        end = code.find('"', m.end())
+        if end > 0:
+            text = spliced[m.end() : end].replace('\\"', '"').replace("\\\\", "\\")
+            extra.append("#pragma " + text.replace("\n", " "))
+    for m in _OPTIMIZE_STRING.finditer(code):
+        # Every string up to the end of the attribute's or pragma's argument list (or line).
+        stop = min(i for i in (code.find(")", m.end()), code.find("\n", m.end()), len(code)) if i >= 0)
+        options = [t.group(1) for t in _STRING.finditer(spliced, m.end() - 1, stop + 1)]
+        extra.append("#pragma GCC optimize-options " + " ".join(options).replace("\n", " "))
+    for m in _STRINGIZING_PRAGMA.finditer(code):
+        for use in re.finditer(rf"\b{m.group(1)}\s*\(([^()\n]*)\)", code[m.end() :]):
+            extra.append("#pragma " + use.group(1))
+    return code + "\n" + "\n".join(extra)
 
 
 def _loops(code: str) -> list[tuple[int, str, str | None, str]]:

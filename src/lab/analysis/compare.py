@@ -54,13 +54,15 @@ _SHARED_TRAINED = ("reward", "train")
 _NOT_SETTINGS = RUN_FACTS | {"name", "seed", "code"}
 
 
-def check_fair(config: LabConfig, reference: str | None = None) -> None:
+def check_fair(config: LabConfig, reference: str | None = None, suites: bool = False) -> None:
     """Raise ValueError naming the settings in which two arms differ where they must agree.
 
     With a `reference` arm (an ablation), trained arms may differ from it in the reward and
-    the training settings too, but not in the budget: steps and reward evaluations per step."""
+    the training settings too, but not in the budget: steps and reward evaluations per step.
+    Suites are refused (this module compares single-problem arms) unless `suites` (the SQD
+    study, whose arms differ only in their SQD settings)."""
     arms = list(config.experiments.values())
-    if any(a.suite is not None for a in arms):
+    if not suites and any(a.suite is not None for a in arms):
         raise ValueError(f"{config.path}: comparisons are of single-problem arms; lab.analysis.suite compares suites")
     if reference is not None:
         if reference not in config.experiments:

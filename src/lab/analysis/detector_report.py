@@ -15,7 +15,9 @@ For each set and technique (over the kernels of problems it applies to): true an
 positives, false negatives, precision and recall, and the share of kernels whose whole set is
 right; once for `detect()` on the text, once for `confirm()` with the object's facts (OpenMP from
 the runtime calls, SIMD from a build without auto-vectorization: lab.harness.static_check.object_facts),
-which needs each kernel compiled (and, through the harness, run once at a small size).
+which needs each kernel compiled (and, through the harness, run once at a small size). A
+kernel that does not compile has no object figures; `text_where_compiled` scores the text over
+the kernels that did, the same kernels as `object`.
 """
 
 from __future__ import annotations
@@ -116,6 +118,9 @@ def report(root: Path, objects: bool = True) -> dict:
         entry = {"kernels": len(rows), "text": scores(rows, "text")}
         if objects:
             entry["object"] = scores(rows, "object")
+            # The object's scores cover the kernels that compiled; the text's over the same kernels
+            # make the two comparable.
+            entry["text_where_compiled"] = scores([r for r in rows if r.get("object") is not None], "text")
         entry["misread"] = [
             {k: r.get(k) for k in ("kernel", "truth", "text", "object", "facts", "status")}
             for r in rows

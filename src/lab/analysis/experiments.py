@@ -316,6 +316,18 @@ def restricted_sets(problem: str, mode: str | None, seed: int, num: int) -> list
     return random.Random(f"{problem}/{mode}/{seed}").choices(options, k=num)
 
 
+def _generation_calls(entry, seed: int, num: int, restricted: bool, phrasings: int) -> list[tuple]:
+    """(permitted set, phrasing, count) per generation call: for the plain prompt one call
+    spreading `num` over the phrasings; for the restricted prompts, prompt i permits the i-th
+    of `restricted_sets` and asks phrasing i mod `phrasings`, so every held-out phrasing is
+    asked, and prompts alike are generated together."""
+    if not restricted:
+        return [(None, 0, num)]
+    draws = restricted_sets(entry.problem, entry.mode, seed, num)
+    calls = Counter((permitted, i % phrasings) for i, permitted in enumerate(draws))
+    return [(permitted, first, count) for (permitted, first), count in calls.items()]
+
+
 def _sample_and_score(
     cfg: ExperimentConfig,
     models: dict[int, str],
@@ -335,9 +347,8 @@ def _sample_and_score(
         for entry in cfg.entries:
             problem = load_problem(entry.problem)
             measure = cfg.measure.for_mode(entry.mode)
-            draws = restricted_sets(entry.problem, entry.mode, seed, num) if restricted else [None] * num
             records, sample_s = [], 0.0
-            for permitted, count in Counter(draws).items():  # one generation call per permitted set
+            for permitted, first, count in _generation_calls(entry, seed, num, restricted, len(problem.eval_prompts)):
                 part, seconds = sample_records(
                     model,
                     entry.problem,
@@ -350,11 +361,12 @@ def _sample_and_score(
                     mode=entry.mode,
                     threads=cfg.measure.threads,
                     split="eval",
-                    phrasings=len(problem.eval_prompts),
+                    phrasings=len(problem.eval_prompts) if permitted is None else 1,
+                    first_phrasing=first,
                 )
                 if permitted is not None:  # ids unique within the seed's restricted samples
                     for rec in part:
-                        rec["id"] += "-" + descriptor(permitted)
+                        rec["id"] += f"-{descriptor(permitted)}-p{first}"
                 records += part
                 sample_s += seconds
             results = evaluate_batch([r["completion"] for r in records], entry.problem, measure)
@@ -376,8 +388,10 @@ def _sample_and_score(
 
 
 def _restricted_row(samples: list[dict], trained: bool) -> dict:
-    """Figures of one entry's technique-restricted samples: pass@1, compliance (the share of ok
-    kernels that use only permitted techniques) and expected speedup, each with its interval."""
+    """Figures of one entry's technique-restricted samples, each with its interval: pass@1,
+    compliance (the share of ok kernels that use only permitted techniques), expected speedup
+    (every ok kernel's, as on the plain prompt) and the compliant expected speedup (a kernel
+    that broke the restriction counts 0, as a failure does: what the prompt asked for)."""
     ok = [s for s in samples if s["status"] == "ok"]
     row = {
         "n_samples": len(samples),
@@ -386,8 +400,13 @@ def _restricted_row(samples: list[dict], trained: bool) -> dict:
         "expected_speedup": statistics.fmean((s.get("speedup") or 0.0) if s["status"] == "ok" else 0.0 for s in samples)
         if samples
         else None,
+        "compliant_expected_speedup": statistics.fmean(
+            (s.get("speedup") or 0.0) if s["status"] == "ok" and s["compliant"] else 0.0 for s in samples
+        )
+        if samples
+        else None,
     }
-    metrics = ("pass_at_1", "compliance", "expected_speedup")
+    metrics = ("pass_at_1", "compliance", "expected_speedup", "compliant_expected_speedup")
     cis = metric_intervals(samples, [s["seed"] for s in samples] if trained else None, metrics=metrics)
     return row | {f"{m}_ci": cis[f"{m}_ci"] for m in metrics}
 

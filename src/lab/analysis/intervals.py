@@ -68,10 +68,15 @@ def _statistic(metric: str) -> Callable[[_Columns, np.ndarray], float]:
         return lambda c, i: float(c.speed[i].mean())
     if metric == "compliance":  # of the ok kernels of technique-restricted prompts
         return lambda c, i: float(c.compliant[i][c.ok[i]].mean()) if c.ok[i].any() else np.nan
+    if metric == "compliant_expected_speedup":  # a kernel that broke its restriction counts 0
+        return lambda c, i: float((c.speed[i] * c.compliant[i]).mean())
     if metric.startswith("speedup_n_at_"):
         k = int(metric.rsplit("_", 1)[1])
         return lambda c, i: speedup_at_k(c.speed[i].tolist(), k) if len(i) >= k else np.nan
-    raise ValueError(f"unknown metric {metric!r}; known: {', '.join(METRICS)}, speedup_n_at_<k>")
+    raise ValueError(
+        f"unknown metric {metric!r}; known: {', '.join(METRICS)}, compliance, compliant_expected_speedup, "
+        "speedup_n_at_<k>"
+    )
 
 
 def _cluster_draws(clusters: Sequence, rng: np.random.Generator, resamples: int) -> list[np.ndarray]:

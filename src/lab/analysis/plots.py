@@ -815,7 +815,7 @@ STUDY_PANELS = {
     "expected_speedup": "expected speedup\n(held-out plain prompts)",
     "compliance": "compliance\n(ok kernels of restricted prompts\nusing only permitted techniques)",
     "dominant_share": "share of ok kernels in the\ncommonest technique set (collapse)",
-    "coverage": "archive coverage\n(mean over seeds)",
+    "coverage": "archive coverage (share of cells,\nmean over problems and seeds)",
     "training_best_speedup": "best speedup reached\nin training",
 }
 

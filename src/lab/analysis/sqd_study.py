@@ -13,15 +13,20 @@ samples_restricted.jsonl, training_samples.jsonl, archive_stats.json) and writes
     ok kernels of technique-restricted prompts that use only permitted techniques), each with
     `<metric>_ci` (trained arms resampled by training seed), `dominant_share` (the share of ok
     kernels in the commonest technique set: collapse), `distinct_technique_sets_ok`, `measured`
-    (training completions the harness compiled and ran: not refused for format or techniques),
+    (training completions the harness compiled and ran, lab.config.RAN_STATUSES),
     `training_best_speedup` (the largest speedup any training sample reached), and the
-    archive's `coverage` and `qd_score` (summed over problems, mean over seeds);
-  - `per_seed`: the same point figures for each seed, with the archive's `coverage` and
-    `qd_score` summed over problems;
+    archive's `coverage` (the share of cells filled, mean over problems, then over seeds) and
+    `qd_score` (the sum of the elites' rates, mean over seeds; None over several problems,
+    whose units do not add);
+  - `per_seed`: the same point figures for each seed, with the archive's `coverage`,
+    `qd_score` and `qd_score_by_problem`;
   - `entries`: per `problem/mode`, pass@1, mean and median ok rate (the problem's unit), expected
     speedup and compliance with their intervals, the best evaluated rate, `dominant_share`,
-    the best rate per archive cell of each seed (`cells`), and what training reached there
-    (`training_best`).
+    the best rate per archive cell of each seed (`cells`), the problem's archive `coverage` and
+    `qd_score` (mean over seeds), and what training reached there (`training_best`).
+
+`mixed_code` names, per config, the code fingerprint of each arm when its arms were made by
+different code (empty when every comparison is between arms of the same code).
 
 Expected speedup is over each problem's serial textbook baseline, so it pools across problems;
 rates (GFLOP/s, GB/s) are only reported per entry.
@@ -33,8 +38,10 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
+from lab.analysis.compare import check_fair
 from lab.analysis.experiments import RESTRICTED_SAMPLES, is_finished, open_config
 from lab.analysis.intervals import metric_intervals
+from lab.config import RAN_STATUSES
 from lab.files import read_json, read_jsonl, write_json
 from lab.rl.train import TRAINING_SAMPLES
 
@@ -87,7 +94,27 @@ def _training(out_dir: Path) -> list[dict]:
 
 
 def _measured(rows: list[dict]) -> int:
-    return sum(r["status"] not in ("format_error", "forbidden") for r in rows)
+    """Training completions the harness compiled and ran (their `measured` flag; rows written
+    before the flag existed: by their status)."""
+    return sum(bool(r["measured"]) if "measured" in r else r["status"] in RAN_STATUSES for r in rows)
+
+
+def _archive_figures(arch: dict) -> dict:
+    """A seed's archives (problem -> stats): coverage as the mean share of cells filled over
+    problems; the QD score (the sum of elite rates) only when there is one problem, since
+    GFLOP/s, GB/s and Gop/s do not add; each problem's score beside it."""
+    if not arch:
+        return {"coverage": None, "qd_score": None, "qd_score_by_problem": None}
+    return {
+        "coverage": statistics.fmean(a["coverage"] for a in arch.values()),
+        "qd_score": next(iter(arch.values()))["qd_score"] if len(arch) == 1 else None,
+        "qd_score_by_problem": {p: a["qd_score"] for p, a in arch.items()},
+    }
+
+
+def _mean_or_none(values: list) -> float | None:
+    values = [v for v in values if v is not None]
+    return statistics.fmean(values) if values else None
 
 
 def _best(rows: list[dict], key: str) -> float | None:
@@ -116,12 +143,10 @@ def arm_summary(out_dir: Path, trained: bool) -> dict:
         ) | {
             "measured": _measured(mine) if mine else None,
             "training_best_speedup": _best(mine, "speedup"),
-            "coverage": sum(a["coverage"] for a in arch.values()) if arch else None,
-            "qd_score": sum(a["qd_score"] for a in arch.values()) if arch else None,
+            **_archive_figures(arch),
         }
     for key in ("coverage", "qd_score"):  # the archive's, mean over seeds
-        values = [f[key] for f in per_seed.values() if f[key] is not None]
-        pooled[key] = statistics.fmean(values) if values else None
+        pooled[key] = _mean_or_none([f[key] for f in per_seed.values()])
     entries = {}
     for problem, mode in dict.fromkeys((s["problem"], s["mode"]) for s in samples):
         mine = [s for s in samples if s["problem"] == problem and s["mode"] == mode]
@@ -136,6 +161,8 @@ def arm_summary(out_dir: Path, trained: bool) -> dict:
         trained_here = [r for r in training if r.get("problem") == problem and r.get("mode") in (mode, None)]
         entry["training_best"] = {"gflops": _best(trained_here, "gflops"), "speedup": _best(trained_here, "speedup")}
         entry["cells"] = {seed: (arch.get(problem) or {}).get("cells") for seed, arch in archives.items()}
+        for key in ("coverage", "qd_score"):  # the problem's archive (both modes share it), mean over seeds
+            entry[key] = _mean_or_none([(arch.get(problem) or {}).get(key) for arch in archives.values()])
         entries[f"{problem}/{mode}"] = entry
     return {
         "kind": config.get("kind"),
@@ -150,18 +177,25 @@ def arm_summary(out_dir: Path, trained: bool) -> dict:
 
 
 def sqd_study(configs: list[str | Path]) -> dict:
-    """The study over the finished arms of each config (unfinished ones are listed as missing)."""
+    """The study over the finished arms of each config (unfinished ones are listed as missing).
+    Each config's arms must agree in everything but their SQD settings (compare.check_fair);
+    arms of one config made by different code are named in `mixed_code`."""
     variants: dict[str, dict] = {}
-    missing = []
+    missing, mixed = [], {}
     for path in configs:
         config = open_config(path)
+        check_fair(config, suites=True)
         part = Path(config.results_dir).name
+        codes = {}
         for name, cfg in config.experiments.items():
             if not is_finished(cfg.out_dir):
                 missing.append(f"{part}/{name}")
                 continue
             variants.setdefault(name, {})[part] = arm_summary(cfg.out_dir, cfg.kind == "grpo")
-    return {"configs": [str(p) for p in configs], "variants": variants, "missing": missing}
+            codes[name] = read_json(cfg.out_dir / "config.json").get("code")
+        if len(set(codes.values())) > 1:
+            mixed[part] = codes
+    return {"configs": [str(p) for p in configs], "variants": variants, "missing": missing, "mixed_code": mixed}
 
 
 def write_sqd_study(configs: list[str | Path], out: str | Path) -> dict:

@@ -505,25 +505,44 @@ def interposable_names(cc: str = "gcc") -> frozenset[str]:
     return frozenset(names)
 
 
-#: Packed double-precision arithmetic (any vector width): what explicit SIMD code compiles to.
-_PACKED_DOUBLE = re.compile(r"\bv?(?:fn?m(?:add|sub)\w*pd|(?:mul|add|sub|div)pd)\b")
+#: What explicit SIMD code compiles to, once the compiler may not vectorize on its own: packed
+#: floating-point arithmetic (any width, FMA included), packed integer arithmetic (a prefix sum
+#: on int64 lanes), or lane shuffles on 256- or 512-bit registers (a transpose that only moves
+#: data). Not logic (xorpd/andpd negate and take absolute values in scalar code, pxor zeroes a
+#: register), not moves or broadcasts (memcpy and memset use wide registers too), and not
+#: shuffles on 128-bit registers (scalar conversions use unpcklpd).
+_PACKED_ARITHMETIC = re.compile(
+    r"^\s*v?(?:fn?m(?:add|sub)\w*p[sd]|(?:mul|add|sub|div|min|max|sqrt)p[sd]"
+    r"|p(?:add|sub)[bwdq]|p(?:add|sub)u?s[bw]|pmul(?:l[dwq]|h\w*|u?dq))\b"
+)
+_WIDE_SHUFFLE = re.compile(
+    r"^\s*v(?:perm|shuf|unpck|punpck|insert|extract|blend|pblend|pshuf|alignr|palignr)\w*\s.*%[yz]mm"
+)
+#: The OpenMP runtime calls that start threads: a parallel region, loop, sections or teams.
+#: Other runtime calls (omp_get_wtime, omp_get_num_threads on their own) run nothing in parallel.
+_PARALLEL_REGION = re.compile(r"^GOMP_(?:parallel|teams)")
 
 
 def object_facts(obj: Path, novec_obj: Path | None = None) -> dict[str, bool | None]:
     """What a compiled candidate shows of its techniques, whatever its source text says:
-    `openmp`, whether it references the OpenMP runtime (any `omp_*`, `GOMP_*` symbol); `simd`,
-    whether its build without auto-vectorization (`novec_obj`, build.NO_AUTOVECTORIZE) still
-    holds packed double arithmetic (None when that build was not made)."""
+    `openmp`, whether it starts threads (calls the runtime's parallel-region entry points,
+    GOMP_parallel* or GOMP_teams*: an `if(0)` or `num_threads(1)` clause still counts, which no
+    object can tell); `simd`, whether its build without auto-vectorization (`novec_obj`,
+    build.NO_AUTOVECTORIZE) still holds packed arithmetic or wide-register shuffles (None when
+    that build was not made)."""
     undefined = set()
     for line in _tool_lines("readelf", "-sW", str(obj)):
         parts = line.split()
         if len(parts) >= 8 and parts[0].endswith(":") and parts[6] == "UND":
             undefined.add(parts[7])
-    facts: dict[str, bool | None] = {"openmp": any(_OPENMP_NAME.match(n) for n in undefined), "simd": None}
+    facts: dict[str, bool | None] = {"openmp": any(_PARALLEL_REGION.match(n) for n in undefined), "simd": None}
     if novec_obj is not None:
         facts["simd"] = any(
-            _PACKED_DOUBLE.search(line.partition("\t")[2])
-            for line in _tool_lines("objdump", "-d", "--no-show-raw-insn", "-M", "att", str(novec_obj))
+            _PACKED_ARITHMETIC.match(ins) or _WIDE_SHUFFLE.match(ins)
+            for ins in (
+                line.partition("\t")[2]
+                for line in _tool_lines("objdump", "-d", "--no-show-raw-insn", "-M", "att", str(novec_obj))
+            )
         )
     return facts
 

@@ -116,27 +116,32 @@ def sample_records(
     threads: int = 2,
     split: str = "train",
     phrasings: int = 1,
+    first_phrasing: int = 0,
 ) -> tuple[list[dict], float]:
     """Sampled completions as score-batch records, and the seconds generation took. `mode`
     (serial | openmp, with `threads`) states the execution model in the prompt; the prompt is
     a phrasing of the `split` set (train, or eval: the held-out ones), and with `phrasings` >
     1 the completions are spread evenly over that many phrasings in turn (record i asks
-    phrasing i mod `phrasings`). Each record says whether generation cut it off (`truncated`)."""
+    phrasing first_phrasing + i mod `phrasings`, modulo the phrasings there are). Each record
+    says whether generation cut it off (`truncated`)."""
     from lab.harness.problems import load_problem
     from lab.policy.prompts import prompt_text
 
     model, tokenizer = policy or load_policy(model_id)
-    count = min(phrasings, len(load_problem(problem).phrasings(split)))
-    prompts = [prompt_text(problem, permitted, mode, threads, phrasing=j, split=split) for j in range(count)]
+    available = len(load_problem(problem).phrasings(split))
+    count = min(phrasings, available)
+    asked = [(first_phrasing + j) % available for j in range(count)]
+    prompts = [prompt_text(problem, permitted, mode, threads, phrasing=a, split=split) for a in asked]
     start = time.monotonic()
     texts: dict[int, list[str]] = {}
     cut: dict[int, list[bool]] = {}
     for j, prompt in enumerate(prompts):
         share = len(range(j, num, count))
         cut[j] = []
-        # Phrasing 0 keeps the seed as given (what `lab sample --seed` always meant).
+        # Phrasing 0 keeps the seed as given (what `lab sample --seed` always meant); each
+        # phrasing has its own, whichever call asks it.
         texts[j] = generate(
-            model, tokenizer, prompt, share, temperature, max_new_tokens, seed + 100_003 * j, truncated=cut[j]
+            model, tokenizer, prompt, share, temperature, max_new_tokens, seed + 100_003 * asked[j], truncated=cut[j]
         )
     seconds = time.monotonic() - start
     perm = sorted(permitted) if permitted is not None else None
@@ -151,7 +156,7 @@ def sample_records(
                 "threads": threads if mode == "openmp" else None,
                 "prompt": prompts[j],
                 "split": split,
-                "phrasing": j,
+                "phrasing": asked[j],
                 "permitted": perm,
                 "completion": texts[j][k],
                 "truncated": cut[j][k],

@@ -30,12 +30,14 @@ messages) and the dataset's other columns as keywords, and takes one float each:
 A `problem` column routes rows to problems, a `mode` column to execution models
 (serial or openmp); a `permitted` column (SQD's permitted technique sets) judges the
 techniques each kernel uses against its prompt. Under SQD's hard rule (the default) code
-using any other technique is `forbidden`, decided before it is compiled or timed; under
-the soft rule it is measured like any kernel and its performance term is scaled down
-(`SQDConfig.violation_weight`). Correct kernels, violators included, are offered to the
-technique archives under the techniques they really use, and one that fills an empty
-cell or beats its elite may earn a bonus (`SQDConfig.qd_bonus`). The last batch's
-results stay on the object for the training log.
+whose text uses any other technique is `forbidden` without being compiled or timed, and a
+kernel whose compiled object shows one its text hid (lab.techniques.confirm) is `forbidden`
+after it ran; the text alone decides, so a technique the text only appears to use forbids
+the kernel too. Under the soft rule every kernel is measured, the object's verdict stands,
+and a violator's performance term is scaled down (`SQDConfig.violation_weight`). Correct
+kernels are offered to the technique archives under the techniques they really use, and
+one that fills an empty cell or beats its elite as the batch found it may earn a bonus
+(`SQDConfig.qd_bonus`). The last batch's results stay on the object for the training log.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lab.config import MeasureConfig, RewardConfig, SQDConfig
+from lab.config import RAN_STATUSES, MeasureConfig, RewardConfig, SQDConfig
 from lab.harness.evaluate import EvalResult, evaluate_batch
 from lab.harness.extract import source_or_none
 from lab.harness.problems import load_problem
@@ -173,7 +175,8 @@ class HarnessReward:
     whether archive gains earn a bonus; `evaluate` replaces the harness (tests). After each
     call, `last` holds the batch's EvalResults, `last_texts` the completions, `last_modes`
     their modes, `last_violations` why each broke its permitted set (None if it did not),
-    `last_improved` whether it filled or improved an archive cell, and `last_rows`,
+    `last_improved` whether it filled or improved an archive cell, `last_measured` whether
+    the harness compiled and ran it (lab.config.RAN_STATUSES), and `last_rows`,
     `last_stages`, `last_permitted`, `last_problems` the SQD columns, for the training log;
     `started`/`finished` time the scoring.
     """
@@ -197,6 +200,7 @@ class HarnessReward:
         self.last_permitted: list[str | None] = []  # descriptors of the permitted sets (empty without SQD)
         self.last_violations: list[str | None] = []
         self.last_improved: list[bool] = []
+        self.last_measured: list[bool] = []
         self.last_rows: list[int] = []
         self.last_stages: list[int] = []  # the stage each row was drawn in
         self.last_problems: list[str] = []
@@ -217,8 +221,11 @@ class HarnessReward:
         execution model (`mode`: serial runs 1 thread; openmp or None, `measure` as given)."""
         return self._score(completions, problem, permitted, mode)[0]
 
-    def _score(self, completions, problem, permitted, mode) -> tuple[list[EvalResult], list[str | None], list[bool]]:
-        """(results, each row's permission violation or None, whether it entered an archive cell)."""
+    def _score(
+        self, completions, problem, permitted, mode
+    ) -> tuple[list[EvalResult], list[str | None], list[bool], list[bool]]:
+        """(results, each row's permission violation or None, whether it filled or improved an
+        archive cell, whether the harness compiled and ran it)."""
         n = len(completions)
         problems = list(problem or [self.problem] * n)
         configs = [self.measure.for_mode(m) for m in (mode or [None] * n)]
@@ -240,6 +247,7 @@ class HarnessReward:
             idx = [i for i in todo if problems[i] == name and configs[i] == config]
             for i, r in zip(idx, self._evaluate([texts[i] for i in idx], name, config)):
                 results[i] = r
+        measured = [r.status in RAN_STATUSES for r in results]
         # What the compiled object shows overrides the text where it can (lab.techniques.confirm):
         # a technique the text hid still breaks the prompt's set (under the hard rule the kernel
         # was measured, and is now forbidden), and one the text only pretended does not.
@@ -252,16 +260,25 @@ class HarnessReward:
                 results[i] = EvalResult(
                     status="forbidden", detail=f"compiled code {violations[i]}", problem=problems[i]
                 )
+        # A kernel improves the archive if it beats its cell's elite as the batch found it, so
+        # the QD bonus does not depend on the order of the batch: copies of one kernel, and
+        # two kernels that both beat the elite, all earn it.
+        entering = [
+            i
+            for i, r in enumerate(results)
+            if self.archives is not None and r.status == "ok" and used[i] is not None and problems[i] in self.archives
+        ]
+        before = {i: self.archives[problems[i]].best(used[i]) for i in entering}
         improved = [False] * n
-        for i, r in enumerate(results):
-            if self.archives is not None and r.status == "ok" and used[i] is not None and problems[i] in self.archives:
-                improved[i] = self.archives[problems[i]].add(used[i], r.gflops, sources[i])
-        return results, violations, improved
+        for i in entering:
+            improved[i] = before[i] is None or results[i].gflops > before[i]
+            self.archives[problems[i]].add(used[i], results[i].gflops, sources[i])
+        return results, violations, improved, measured
 
     def __call__(self, completions: list[Any], **kwargs: Any) -> list[float]:
         self.started = time.monotonic()
         problems = kwargs.get("problem") or [self.problem] * len(completions)
-        self.last, self.last_violations, self.last_improved = self._score(
+        self.last, self.last_violations, self.last_improved, self.last_measured = self._score(
             completions, problems, kwargs.get("permitted"), kwargs.get("mode")
         )
         self.last_permitted = [descriptor(p) if p is not None else None for p in kwargs.get("permitted") or []]

@@ -166,16 +166,19 @@ class StagedSampler:
     techniques of the config's `order` (those that apply to the problem, then the rest in
     registry order). Either way the last stage permits every subset. A stage ends after
     `steps_per_stage` steps, when its cells are covered to `coverage_to_advance`, or when
-    none of its cells improved for `plateau_steps` steps, whichever comes first.
+    none of its cells improved for `plateau_steps` of the steps that trained on its prompts,
+    whichever comes first. Techniques in `unusable` (OpenMP for a problem trained in serial
+    mode only, where no kernel can fill its cells) are never permitted and never staged.
     """
 
-    def __init__(self, config: SQDConfig, archive: TechniqueArchive, seed: int = 0):
+    def __init__(self, config: SQDConfig, archive: TechniqueArchive, seed: int = 0, unusable: Set[str] = frozenset()):
         self.config, self.archive, self.rng = config, archive, random.Random(seed)
         unknown = [t for t in config.order if t not in TECHNIQUES]
         if unknown:
             raise ValueError(f"sqd.order: unknown technique(s) {', '.join(unknown)}; known: {', '.join(TECHNIQUES)}")
-        listed = [t for t in config.order if t in archive.techniques]
-        self.order = tuple(listed + [t for t in archive.techniques if t not in listed])
+        self.usable = tuple(t for t in archive.techniques if t not in unusable)
+        listed = [t for t in config.order if t in self.usable]
+        self.order = tuple(listed + [t for t in self.usable if t not in listed])
         self.stage, self.steps_in_stage, self.steps_without_gain = 1, 0, 0
         self._bests = self._stage_bests()
         self.history: list[dict] = [{"step": 0, "stage": 1}]
@@ -184,14 +187,15 @@ class StagedSampler:
     def last_stage(self) -> int:
         if self.config.stages == "cumulative":
             return max(1, len(self.order) - min(self.config.start, len(self.order)) + 1)
-        return len(self.archive.techniques)
+        return max(1, len(self.usable))
 
     def permitted_sets(self) -> list[frozenset[str]]:
-        """The subsets the current stage permits (the last stage: every subset, all of T included)."""
+        """The subsets the current stage permits (the last stage: every subset of the usable
+        techniques, all of them included)."""
         if self.config.stages == "cumulative":
             allowed = self.order[: self.config.start + self.stage - 1]
             return subsets_up_to(len(allowed), allowed)
-        return subsets_up_to(self.stage, self.archive.techniques)
+        return subsets_up_to(self.stage, self.usable)
 
     def _weight(self, best: float | None, median: float | None) -> float:
         if best is None:
@@ -215,11 +219,14 @@ class StagedSampler:
     def _stage_bests(self) -> tuple:
         return tuple(self.archive.best_of(self.permitted_sets()))
 
-    def end_step(self, step: int) -> bool:
-        """Call after each training step; returns True when the stage advanced."""
+    def end_step(self, step: int, drawn: bool = True) -> bool:
+        """Call after each training step (`drawn`: the step trained on prompts of this problem);
+        returns True when the stage advanced. A step without this problem's prompts cannot
+        improve its archive, so it does not count toward a plateau."""
         self.steps_in_stage += 1
         bests = self._stage_bests()
-        self.steps_without_gain = 0 if bests != self._bests else self.steps_without_gain + 1
+        if drawn:
+            self.steps_without_gain = 0 if bests != self._bests else self.steps_without_gain + 1
         self._bests = bests
         if self.stage >= self.last_stage:
             return False
@@ -284,11 +291,17 @@ class SQDSchedule:
             archives if archives is not None else {p: TechniqueArchive(problem_techniques(p)) for p in self.problems}
         )
         self.samplers = {
-            p: StagedSampler(self.config, self.archives[p], seed=seed * 1009 + i) for i, p in enumerate(self.problems)
+            p: StagedSampler(self.config, self.archives[p], seed=seed * 1009 + i, unusable=self._unusable(p))
+            for i, p in enumerate(self.problems)
         }
         self.entry_rng = random.Random(seed * 7919 + 17)  # which suite entry each row is
         self.next_row = 0
         self.pending: list[dict] = []  # drawn, not yet trained on
+
+    def _unusable(self, problem: str) -> frozenset[str]:
+        """OpenMP, if every entry of `problem` is serial: its prompts never permit it."""
+        modes = {m for p, m, _ in self.entries or () if p == problem}
+        return frozenset({"openmp"}) if modes == {"serial"} else frozenset()
 
     def _entry(self) -> tuple[str, str | None]:
         if self.entries is None:
@@ -328,11 +341,14 @@ class SQDSchedule:
     def end_step(self, step: int, trained_rows: Iterable[int] = (), final: bool = False) -> None:
         """After training step `step` on `trained_rows`: forget those rows and, unless it was
         the run's last step (nothing would train on a new stage), let the stages advance."""
+        trained_rows = list(trained_rows)
         done = max(trained_rows, default=-1)
+        # Without row ids (a caller that does not track them) every problem counts as drawn.
+        drawn = {r["problem"] for r in self.pending if r["row"] <= done} if trained_rows else set(self.samplers)
         self.pending = [r for r in self.pending if r["row"] > done]
         if not final:
-            for sampler in self.samplers.values():
-                sampler.end_step(step)
+            for problem, sampler in self.samplers.items():
+                sampler.end_step(step, drawn=problem in drawn)
 
     def stages(self) -> dict[str, int]:
         return {p: s.stage for p, s in self.samplers.items()}

@@ -50,7 +50,7 @@ from collections import Counter
 from collections.abc import Set
 from pathlib import Path
 
-from lab.config import ExperimentConfig
+from lab.config import RAN_STATUSES, ExperimentConfig
 from lab.files import JsonlAppender, read_json, read_jsonl, write_json, write_jsonl
 from lab.policy.prompts import prompt_text
 from lab.rl.reward import HarnessReward
@@ -75,6 +75,7 @@ def _sample_records(step: int, reward_fn: HarnessReward) -> list[dict]:
     permitted = reward_fn.last_permitted or [None] * n
     violations = reward_fn.last_violations or [None] * n
     improved = reward_fn.last_improved or [False] * n
+    measured = reward_fn.last_measured or [r.status in RAN_STATUSES for r in reward_fn.last]
     return [
         {
             "step": step,
@@ -87,8 +88,9 @@ def _sample_records(step: int, reward_fn: HarnessReward) -> list[dict]:
             "speedup": r.speedup,
             "violation": violation,
             "archive_improved": up,
+            "measured": ran,
         }
-        for r, text, problem, mode, allowed, violation, up in zip(
+        for r, text, problem, mode, allowed, violation, up, ran in zip(
             reward_fn.last,
             reward_fn.last_texts,
             reward_fn.last_problems,
@@ -96,6 +98,7 @@ def _sample_records(step: int, reward_fn: HarnessReward) -> list[dict]:
             permitted,
             violations,
             improved,
+            measured,
         )
     ]
 
@@ -140,9 +143,10 @@ def _step_callback(
                 "step": state.global_step,
                 **{k: v for k, v in logs.items() if isinstance(v, (int, float))},
                 "status_counts": dict(Counter(r.status for r in results)),
-                # Kernels the harness compiled and ran (not refused for their format or techniques),
-                # and those that broke their prompt's permitted set (measured anyway under soft SQD).
-                "measured": sum(r.status not in ("format_error", "forbidden") for r in results),
+                # Kernels the harness compiled and ran (lab.config.RAN_STATUSES; a kernel its object
+                # showed to break its permitted set counts: it ran), and those that broke their
+                # prompt's permitted set (measured anyway under soft SQD).
+                "measured": sum(reward_fn.last_measured),
                 "violations": sum(v is not None for v in reward_fn.last_violations),
                 "mean_gflops_ok": sum(ok) / len(ok) if ok else None,
                 "best_gflops_ok": max(ok) if ok else None,
