@@ -52,6 +52,7 @@ def test_variants_carry_the_named_figures_with_intervals(study):
     for key in ("compliance", "coverage", "qd_score", "measured", "dominant_share", "pass_at_1_ci", "compliance_ci"):
         assert key in grpo
     assert grpo["pass_at_1"] == pytest.approx(0.8) and grpo["dominant_share"] == 1.0
+    assert grpo["dominant_set"] == "loop_reorder"
     assert grpo["compliance"] == pytest.approx(0.2 / 0.8)  # of the ok kernels of restricted prompts
     # 8 ok of 10 per seed and mode, and the kernel its object forbade after it ran; compile errors
     # and the kernel its text forbade never ran.
@@ -95,3 +96,19 @@ def test_arms_made_by_different_code_are_named(tmp_path):
         saved = json.loads((tmp_path / "dgemm" / name / "config.json").read_text())
         write_json(tmp_path / "dgemm" / name / "config.json", saved | {"code": code})
     assert sqd_study([config])["mixed_code"] == {"dgemm": {"baseline": "a", "grpo": "b"}}
+
+
+def test_every_arm_is_compared_with_plain_grpo_and_tabled(study):
+    versus = study["versus_grpo"]["dgemm"]
+    assert [(p["a"], p["b"]) for p in versus] == [("baseline", "grpo"), ("s1_soft", "grpo")]
+    soft = versus[1]["metrics"]
+    assert set(soft) == {"expected_speedup", "pass_at_1", "compliance", "compliant_expected_speedup"}
+    # s1_soft: every ok restricted kernel compliant (1.0) against grpo's 0.25: kept by Holm.
+    assert soft["compliance"]["difference"] == pytest.approx(0.75) and soft["compliance"]["verdict_holm"] == "better"
+    from lab.analysis.sqd_study import markdown_tables
+
+    arms, pairs = markdown_tables(study, {"s1_soft": "S1 soft"})  # the other arms by their config names
+    assert "| S1 soft | 0.60 [" in arms and arms.count("\n") == 4  # heading, rule, three arms
+    assert "| 1.00 (none) |" in arms  # the commonest set beside its share
+    assert pairs.splitlines()[-1].startswith("| S1 soft − grpo | ")
+    assert "**+0.75 [" in pairs

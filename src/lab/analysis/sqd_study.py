@@ -12,8 +12,9 @@ samples_restricted.jsonl, training_samples.jsonl, archive_stats.json) and writes
   - `pooled`: over every entry and seed, pass@1, expected speedup and `compliance` (the share of
     ok kernels of technique-restricted prompts that use only permitted techniques), each with
     `<metric>_ci` (trained arms resampled by training seed), `dominant_share` (the share of ok
-    kernels in the commonest technique set: collapse), `distinct_technique_sets_ok`, `measured`
-    (training completions the harness compiled and ran, lab.config.RAN_STATUSES),
+    kernels in the commonest technique set: collapse) and that set (`dominant_set`),
+    `distinct_technique_sets_ok`, `measured` (training completions the harness compiled and
+    ran, lab.config.RAN_STATUSES),
     `training_best_speedup` (the largest speedup any training sample reached), and the
     archive's `coverage` (the share of cells filled, mean over problems, then over seeds) and
     `qd_score` (the sum of the elites' rates, mean over seeds; None over several problems,
@@ -24,6 +25,11 @@ samples_restricted.jsonl, training_samples.jsonl, archive_stats.json) and writes
     speedup and compliance with their intervals, the best evaluated rate, `dominant_share`,
     the best rate per archive cell of each seed (`cells`), the problem's archive `coverage` and
     `qd_score` (mean over seeds), and what training reached there (`training_best`).
+
+`versus_grpo`, per config: every other arm against plain GRPO (`grpo`) in expected speedup and
+pass@1 on the plain prompts, and in compliance and the compliant expected speedup on the
+restricted ones, each difference with its 95% interval, ratio and verdict, and whether Holm's
+correction over the config's tests keeps it (`verdict_holm`).
 
 `mixed_code` names, per config, the code fingerprint of each arm when its arms were made by
 different code (empty when every comparison is between arms of the same code).
@@ -38,9 +44,9 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
-from lab.analysis.compare import check_fair
+from lab.analysis.compare import check_fair, held_text, interval_text, ratio_text, table_text
 from lab.analysis.experiments import RESTRICTED_SAMPLES, is_finished, open_config
-from lab.analysis.intervals import metric_intervals
+from lab.analysis.intervals import difference, holm, metric_intervals, verdict
 from lab.config import RAN_STATUSES
 from lab.files import read_json, read_jsonl, write_json
 from lab.rl.train import TRAINING_SAMPLES
@@ -55,19 +61,22 @@ def _speedup(s: dict) -> float:
     return (s.get("speedup") or 0.0) if s["status"] == "ok" else 0.0
 
 
-def _collapse(samples: list[dict]) -> tuple[float | None, int]:
-    """(share of ok kernels in the commonest technique set, number of distinct ok sets)."""
+def _collapse(samples: list[dict]) -> tuple[float | None, str | None, int]:
+    """(share of ok kernels in the commonest technique set, that set, number of distinct ok sets)."""
     sets = Counter(
         "+".join(s["techniques"]) or "none" for s in samples if s["status"] == "ok" and s.get("techniques") is not None
     )
     total = sum(sets.values())
-    return (max(sets.values()) / total if total else None), len(sets)
+    if not total:
+        return None, None, 0
+    commonest, count = sets.most_common(1)[0]
+    return count / total, commonest, len(sets)
 
 
 def _points(samples: list[dict], restricted: list[dict]) -> dict:
     ok = [s for s in samples if s["status"] == "ok"]
     r_ok = [s for s in restricted if s["status"] == "ok"]
-    share, distinct = _collapse(samples)
+    share, commonest, distinct = _collapse(samples)
     return {
         "n_samples": len(samples),
         "pass_at_1": len(ok) / len(samples) if samples else None,
@@ -75,6 +84,7 @@ def _points(samples: list[dict], restricted: list[dict]) -> dict:
         "compliance": sum(bool(s.get("compliant")) for s in r_ok) / len(r_ok) if r_ok else None,
         "restricted_samples": len(restricted),
         "dominant_share": share,
+        "dominant_set": commonest,
         "distinct_technique_sets_ok": distinct,
     }
 
@@ -176,26 +186,75 @@ def arm_summary(out_dir: Path, trained: bool) -> dict:
     }
 
 
+#: What every arm is compared on against plain GRPO: (metric, the samples it is computed on).
+VERSUS = (
+    ("expected_speedup", "plain"),
+    ("pass_at_1", "plain"),
+    ("compliance", "restricted"),
+    ("compliant_expected_speedup", "restricted"),
+)
+REFERENCE = "grpo"
+
+
+def versus_reference(arms: dict[str, dict]) -> list[dict]:
+    """Each arm (name -> {"plain", "restricted": samples, "trained": bool}) but plain GRPO,
+    against plain GRPO: per VERSUS metric, the difference with its 95% interval, the ratio,
+    the p-value and a verdict, kept or not by Holm's correction over this part's tests."""
+    if REFERENCE not in arms:
+        return []
+    ref = arms[REFERENCE]
+    seeds = lambda rows, trained: [r["seed"] for r in rows] if trained else None  # noqa: E731
+    pairs = []
+    for name, arm in arms.items():
+        if name == REFERENCE:
+            continue
+        entry = {"a": name, "b": REFERENCE, "metrics": {}}
+        for metric, which in VERSUS:
+            a, b = arm[which], ref[which]
+            if a and b:
+                entry["metrics"][metric] = difference(a, b, metric, seeds(a, arm["trained"]), seeds(b, ref["trained"]))
+        pairs.append(entry)
+    tests = [d for p in pairs for d in p["metrics"].values()]
+    kept = holm([d["p_value"] if d["p_value"] is not None else 1.0 for d in tests])
+    for d, keep in zip(tests, kept):
+        d["verdict"] = verdict(d["ci"])
+        d["verdict_holm"] = d["verdict"] if keep else "no clear difference"
+    return pairs
+
+
 def sqd_study(configs: list[str | Path]) -> dict:
     """The study over the finished arms of each config (unfinished ones are listed as missing).
     Each config's arms must agree in everything but their SQD settings (compare.check_fair);
     arms of one config made by different code are named in `mixed_code`."""
     variants: dict[str, dict] = {}
-    missing, mixed = [], {}
+    missing, mixed, versus = [], {}, {}
     for path in configs:
         config = open_config(path)
         check_fair(config, suites=True)
         part = Path(config.results_dir).name
-        codes = {}
+        codes, arms = {}, {}
         for name, cfg in config.experiments.items():
             if not is_finished(cfg.out_dir):
                 missing.append(f"{part}/{name}")
                 continue
             variants.setdefault(name, {})[part] = arm_summary(cfg.out_dir, cfg.kind == "grpo")
             codes[name] = read_json(cfg.out_dir / "config.json").get("code")
+            restricted = cfg.out_dir / RESTRICTED_SAMPLES
+            arms[name] = {
+                "plain": read_jsonl(cfg.out_dir / "samples.jsonl"),
+                "restricted": read_jsonl(restricted) if restricted.exists() else [],
+                "trained": cfg.kind == "grpo",
+            }
         if len(set(codes.values())) > 1:
             mixed[part] = codes
-    return {"configs": [str(p) for p in configs], "variants": variants, "missing": missing, "mixed_code": mixed}
+        versus[part] = versus_reference(arms)
+    return {
+        "configs": [str(p) for p in configs],
+        "variants": variants,
+        "versus_grpo": versus,
+        "missing": missing,
+        "mixed_code": mixed,
+    }
 
 
 def write_sqd_study(configs: list[str | Path], out: str | Path) -> dict:
@@ -203,3 +262,69 @@ def write_sqd_study(configs: list[str | Path], out: str | Path) -> dict:
     study = sqd_study(configs)
     write_json(Path(out), study)
     return study
+
+
+#: The arms as the README and the notebook name them.
+NAMES = {
+    "baseline": "base policy",
+    "grpo": "plain GRPO",
+    "s0_hard": "S0 hard violation",
+    "s1_soft": "S1 soft violation",
+    "s2_qd_bonus": "S2 QD bonus",
+    "s3_curriculum": "S3 curriculum",
+    "s4_combined": "S4 combined",
+}
+
+#: The study table's columns: (pooled key, heading, digits).
+_COLUMNS = (
+    ("pass_at_1", "pass@1", 2),
+    ("expected_speedup", "expected speedup", 1),
+    ("compliance", "compliance", 2),
+    ("dominant_share", "commonest ok technique set", 2),
+    ("distinct_technique_sets_ok", "distinct ok sets", 0),
+    ("coverage", "coverage", 2),
+    ("qd_score", "QD score", 0),
+    ("measured", "measured in training", 0),
+    ("training_best_speedup", "best training speedup", 1),
+)
+
+
+def markdown_tables(study: dict, names: dict[str, str] | None = None) -> list[str]:
+    """The README's tables of the study, two per config: one row per arm (pooled figures, with
+    95% intervals where the study has them) and one row per arm against plain GRPO (each
+    difference with its interval, in bold where Holm's correction keeps it). `names` gives the
+    arms' display names (default NAMES)."""
+    names = NAMES if names is None else names
+    parts = list(dict.fromkeys(part for v in study["variants"].values() for part in v))
+    tables = []
+    for part in parts:
+        rows = []
+        for name, blocks in study["variants"].items():
+            if part not in blocks:
+                continue
+            pooled = blocks[part]["pooled"]
+            cells = [names.get(name, name)]
+            for key, _, digits in _COLUMNS:
+                text = interval_text(pooled.get(key), pooled.get(f"{key}_ci"), digits)
+                if key == "dominant_share" and pooled.get("dominant_set"):
+                    text += f" ({pooled['dominant_set']})"
+                cells.append(text)
+            rows.append(cells)
+        tables.append(table_text(["arm", *(h for _, h, _ in _COLUMNS)], rows))
+        rows = []
+        for pair in study["versus_grpo"].get(part, []):
+            cells = [f"{names.get(pair['a'], pair['a'])} − {names.get(pair['b'], pair['b'])}"]
+            for metric, _ in VERSUS:
+                d = pair["metrics"].get(metric)
+                if d is None:
+                    cells.append("—")
+                    continue
+                text = interval_text(d["difference"], d["ci"], 2, sign=True)
+                if metric.endswith("expected_speedup") and d.get("ratio") is not None and d.get("ratio_ci"):
+                    text += f" ({ratio_text(d['ratio'], d['ratio_ci'])})"
+                cells.append(held_text(text, d.get("verdict_holm")))
+            rows.append(cells)
+        if rows:
+            head = ["arm − plain GRPO", "expected speedup", "pass@1", "compliance", "compliant expected speedup"]
+            tables.append(table_text(head, rows))
+    return tables
