@@ -86,7 +86,10 @@ def test_sqd_study_notebook_runs_with_the_smoke_config(study_smoke, caplog):
     assert set(s4["entries"]) == {"dgemm/serial", "dgemm/openmp"}
     assert s4["pooled"]["n_samples"] == 4 and s4["pooled"]["restricted_samples"] == 4
     assert s4["pooled"]["measured"] is not None and "compliance_ci" in s4["pooled"]
-    assert [(p["a"], p["b"]) for p in study["versus_grpo"]["results"]] == [("baseline", "grpo"), ("s4_combined", "grpo")]
+    assert [(p["a"], p["b"]) for p in study["comparisons"]["results"]] == [
+        ("baseline", "grpo"),
+        ("s4_combined", "grpo"),
+    ]
     assert (base / "results" / "sqd_study" / "figures" / "sqd_study.png").exists()
 
 

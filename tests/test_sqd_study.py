@@ -41,13 +41,14 @@ def study(tmp_path):
     config.write_text(f"defaults: {ROOT / 'configs' / 'sqd_study.yaml'}\nresults_dir: {tmp_path / 'dgemm'}\n")
     _arm(tmp_path / "dgemm" / "baseline", "baseline", None, 0.3, ["loop_reorder"], 0.5)
     _arm(tmp_path / "dgemm" / "grpo", "grpo", None, 0.8, ["loop_reorder"], 0.2)
+    _arm(tmp_path / "dgemm" / "s0_hard", "grpo", {"violation": "hard"}, 0.5, [], 0.5)
     _arm(tmp_path / "dgemm" / "s1_soft", "grpo", {"violation": "soft"}, 0.6, [], 1.0)
     return sqd_study([config])
 
 
 def test_variants_carry_the_named_figures_with_intervals(study):
-    assert set(study["variants"]) == {"baseline", "grpo", "s1_soft"}
-    assert {"s0_hard", "s2_qd_bonus", "s3_curriculum", "s4_combined"} <= {m.split("/")[1] for m in study["missing"]}
+    assert set(study["variants"]) == {"baseline", "grpo", "s0_hard", "s1_soft"}
+    assert {"s2_qd_bonus", "s3_curriculum", "s4_combined"} <= {m.split("/")[1] for m in study["missing"]}
     grpo = study["variants"]["grpo"]["dgemm"]["pooled"]
     for key in ("compliance", "coverage", "qd_score", "measured", "dominant_share", "pass_at_1_ci", "compliance_ci"):
         assert key in grpo
@@ -99,16 +100,18 @@ def test_arms_made_by_different_code_are_named(tmp_path):
 
 
 def test_every_arm_is_compared_with_plain_grpo_and_tabled(study):
-    versus = study["versus_grpo"]["dgemm"]
-    assert [(p["a"], p["b"]) for p in versus] == [("baseline", "grpo"), ("s1_soft", "grpo")]
-    soft = versus[1]["metrics"]
+    versus = study["comparisons"]["dgemm"]
+    # Every arm against plain GRPO; the later readings against the first.
+    pairs = [("baseline", "grpo"), ("s0_hard", "grpo"), ("s1_soft", "grpo"), ("s1_soft", "s0_hard")]
+    assert [(p["a"], p["b"]) for p in versus] == pairs
+    soft = versus[2]["metrics"]
     assert set(soft) == {"expected_speedup", "pass_at_1", "compliance", "compliant_expected_speedup"}
     # s1_soft: every ok restricted kernel compliant (1.0) against grpo's 0.25: kept by Holm.
     assert soft["compliance"]["difference"] == pytest.approx(0.75) and soft["compliance"]["verdict_holm"] == "better"
     from lab.analysis.sqd_study import markdown_tables
 
     arms, pairs = markdown_tables(study, {"s1_soft": "S1 soft"})  # the other arms by their config names
-    assert "| S1 soft | 0.60 [" in arms and arms.count("\n") == 4  # heading, rule, three arms
+    assert "| S1 soft | 0.60 [" in arms and arms.count("\n") == 5  # heading, rule, four arms
     assert "| 1.00 (none) |" in arms  # the commonest set beside its share
-    assert pairs.splitlines()[-1].startswith("| S1 soft − grpo | ")
+    assert pairs.splitlines()[-1].startswith("| S1 soft − s0_hard | ")
     assert "**+0.75 [" in pairs

@@ -26,10 +26,11 @@ samples_restricted.jsonl, training_samples.jsonl, archive_stats.json) and writes
     the best rate per archive cell of each seed (`cells`), the problem's archive `coverage` and
     `qd_score` (mean over seeds), and what training reached there (`training_best`).
 
-`versus_grpo`, per config: every other arm against plain GRPO (`grpo`) in expected speedup and
-pass@1 on the plain prompts, and in compliance and the compliant expected speedup on the
-restricted ones, each difference with its 95% interval, ratio and verdict, and whether Holm's
-correction over the config's tests keeps it (`verdict_holm`).
+`comparisons`, per config: every other arm against plain GRPO (`grpo`), and S1–S4 against S0
+(`s0_hard`, the first reading), in expected speedup and pass@1 on the plain prompts, and in
+compliance and the compliant expected speedup on the restricted ones, each difference with its
+95% interval, ratio and verdict, and whether Holm's correction over the config's tests keeps it
+(`verdict_holm`).
 
 `mixed_code` names, per config, the code fingerprint of each arm when its arms were made by
 different code (empty when every comparison is between arms of the same code).
@@ -186,34 +187,39 @@ def arm_summary(out_dir: Path, trained: bool) -> dict:
     }
 
 
-#: What every arm is compared on against plain GRPO: (metric, the samples it is computed on).
+#: What the arms are compared on: (metric, the samples it is computed on).
 VERSUS = (
     ("expected_speedup", "plain"),
     ("pass_at_1", "plain"),
     ("compliance", "restricted"),
     ("compliant_expected_speedup", "restricted"),
 )
-REFERENCE = "grpo"
+#: The references, each with the arms compared against it: every arm against plain GRPO, and
+#: the later readings against the first (does a change mend what S0 does?).
+REFERENCES = {"grpo": None, "s0_hard": ("s1_soft", "s2_qd_bonus", "s3_curriculum", "s4_combined")}
 
 
-def versus_reference(arms: dict[str, dict]) -> list[dict]:
-    """Each arm (name -> {"plain", "restricted": samples, "trained": bool}) but plain GRPO,
-    against plain GRPO: per VERSUS metric, the difference with its 95% interval, the ratio,
-    the p-value and a verdict, kept or not by Holm's correction over this part's tests."""
-    if REFERENCE not in arms:
-        return []
-    ref = arms[REFERENCE]
+def comparisons(arms: dict[str, dict]) -> list[dict]:
+    """The arms (name -> {"plain", "restricted": samples, "trained": bool}) against each
+    reference of REFERENCES present: per VERSUS metric, the difference with its 95% interval,
+    the ratio, the p-value and a verdict, kept or not by Holm's correction over all of them."""
     seeds = lambda rows, trained: [r["seed"] for r in rows] if trained else None  # noqa: E731
     pairs = []
-    for name, arm in arms.items():
-        if name == REFERENCE:
+    for reference, against in REFERENCES.items():
+        if reference not in arms:
             continue
-        entry = {"a": name, "b": REFERENCE, "metrics": {}}
-        for metric, which in VERSUS:
-            a, b = arm[which], ref[which]
-            if a and b:
-                entry["metrics"][metric] = difference(a, b, metric, seeds(a, arm["trained"]), seeds(b, ref["trained"]))
-        pairs.append(entry)
+        ref = arms[reference]
+        for name, arm in arms.items():
+            if name == reference or (against is not None and name not in against):
+                continue
+            entry = {"a": name, "b": reference, "metrics": {}}
+            for metric, which in VERSUS:
+                a, b = arm[which], ref[which]
+                if a and b:
+                    entry["metrics"][metric] = difference(
+                        a, b, metric, seeds(a, arm["trained"]), seeds(b, ref["trained"])
+                    )
+            pairs.append(entry)
     tests = [d for p in pairs for d in p["metrics"].values()]
     kept = holm([d["p_value"] if d["p_value"] is not None else 1.0 for d in tests])
     for d, keep in zip(tests, kept):
@@ -247,11 +253,11 @@ def sqd_study(configs: list[str | Path]) -> dict:
             }
         if len(set(codes.values())) > 1:
             mixed[part] = codes
-        versus[part] = versus_reference(arms)
+        versus[part] = comparisons(arms)
     return {
         "configs": [str(p) for p in configs],
         "variants": variants,
-        "versus_grpo": versus,
+        "comparisons": versus,
         "missing": missing,
         "mixed_code": mixed,
     }
@@ -291,8 +297,8 @@ _COLUMNS = (
 
 def markdown_tables(study: dict, names: dict[str, str] | None = None) -> list[str]:
     """The README's tables of the study, two per config: one row per arm (pooled figures, with
-    95% intervals where the study has them) and one row per arm against plain GRPO (each
-    difference with its interval, in bold where Holm's correction keeps it). `names` gives the
+    95% intervals where the study has them) and one row per comparison (each difference with
+    its interval, in bold where Holm's correction keeps it). `names` gives the
     arms' display names (default NAMES)."""
     names = NAMES if names is None else names
     parts = list(dict.fromkeys(part for v in study["variants"].values() for part in v))
@@ -312,7 +318,7 @@ def markdown_tables(study: dict, names: dict[str, str] | None = None) -> list[st
             rows.append(cells)
         tables.append(table_text(["arm", *(h for _, h, _ in _COLUMNS)], rows))
         rows = []
-        for pair in study["versus_grpo"].get(part, []):
+        for pair in study["comparisons"].get(part, []):
             cells = [f"{names.get(pair['a'], pair['a'])} − {names.get(pair['b'], pair['b'])}"]
             for metric, _ in VERSUS:
                 d = pair["metrics"].get(metric)
@@ -325,6 +331,6 @@ def markdown_tables(study: dict, names: dict[str, str] | None = None) -> list[st
                 cells.append(held_text(text, d.get("verdict_holm")))
             rows.append(cells)
         if rows:
-            head = ["arm − plain GRPO", "expected speedup", "pass@1", "compliance", "compliant expected speedup"]
+            head = ["pair", "expected speedup", "pass@1", "compliance", "compliant expected speedup"]
             tables.append(table_text(head, rows))
     return tables
