@@ -1,6 +1,7 @@
 """The README's result tables are the committed results: each one, rendered again from its
 comparison.json (lab.analysis.compare.markdown_tables) or from the suite summary
-(lab.analysis.suite.markdown_tables), must appear in the README verbatim."""
+(lab.analysis.suite.markdown_tables) or from the SQD study (lab.analysis.sqd_study.markdown_tables),
+must appear in the README verbatim."""
 
 from __future__ import annotations
 
@@ -69,3 +70,23 @@ def test_tables_bold_what_holm_keeps_and_what_reaches_openblas():
     arms, pairs = markdown_tables(summary, {"a": "Arm A"})
     assert "| Arm A | 0.50 [0.40, 0.60] |" in arms and "**40.0**, 39.9" in arms
     assert "| Arm A − b | +0.10 [−0.50, +0.60] | **+1.0 [+0.5, +1.5] (2.00× [1.50, 3.00])** |" in pairs
+
+
+def test_readme_sqd_study_tables_match_the_committed_study():
+    from lab.analysis.sqd_study import markdown_tables as study_tables
+    from lab.files import read_json
+
+    readme = (ROOT / "README.md").read_text().splitlines()
+    for table in study_tables(read_json(ROOT / "results" / "sqd_study.json")):
+        missing = [line for line in table.splitlines() if line not in readme]
+        assert not missing, f"README.md lacks these rows of results/sqd_study.json (or they are stale): {missing}"
+
+
+def test_readme_detector_table_matches_the_committed_report():
+    from lab.analysis.detector_report import markdown_table
+    from lab.files import read_json
+
+    readme = (ROOT / "README.md").read_text().splitlines()
+    table = markdown_table(read_json(ROOT / "results" / "detector.json"))
+    missing = [line for line in table.splitlines() if line not in readme]
+    assert not missing, f"README.md lacks these rows of results/detector.json (or they are stale): {missing}"

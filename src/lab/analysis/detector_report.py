@@ -131,6 +131,19 @@ def report(root: Path, objects: bool = True) -> dict:
     return out
 
 
+def markdown_table(report: dict) -> str:
+    """The README's table: per technique, over the labelled kernels that compiled, precision
+    and recall by the text and with the object's verdict."""
+    from lab.analysis.compare import number_text, table_text
+
+    labelled = report["sets"]["labelled"]
+    text, obj = labelled["text_where_compiled"], labelled["object"]
+    pr = lambda s: f"{number_text(s['precision'], 2)} / {number_text(s['recall'], 2)}"  # noqa: E731
+    rows = [[t, str(text[t]["kernels"]), pr(text[t]), pr(obj[t])] for t in TECHNIQUES]
+    head = ["technique", "kernels", "text: precision / recall", "with the object: precision / recall"]
+    return table_text(head, rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="results/detector.json")
