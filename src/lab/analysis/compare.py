@@ -167,6 +167,17 @@ def _warm_starts(cfg: ExperimentConfig) -> dict:
     return read_json(path) if path.exists() else {}
 
 
+def judge(tests: list[dict]) -> list[dict]:
+    """Each difference (intervals.difference) given its `verdict` from its interval, and its
+    `verdict_holm`: that verdict if Holm's correction over all of `tests` keeps it, else no
+    clear difference. Returns `tests`."""
+    kept = holm([d["p_value"] if d["p_value"] is not None else 1.0 for d in tests])
+    for d, keep in zip(tests, kept):
+        d["verdict"] = verdict(d["ci"])
+        d["verdict_holm"] = d["verdict"] if keep else "no clear difference"
+    return tests
+
+
 def compare(config: LabConfig, reference: str | None = None) -> dict:
     """comparison.json's content from the finished experiments of `config` (those not finished
     are listed under `missing`): every pair, or with a `reference` arm (an ablation) each
@@ -199,11 +210,7 @@ def compare(config: LabConfig, reference: str | None = None) -> dict:
                 for m in METRICS
             }
         pairs.append(entry)
-    tests = [d for p in pairs for d in p["metrics"].values()]
-    rejected = holm([d["p_value"] if d["p_value"] is not None else 1.0 for d in tests])
-    for d, reject in zip(tests, rejected):
-        d["verdict"] = verdict(d["ci"])
-        d["verdict_holm"] = d["verdict"] if reject else "no clear difference"
+    tests = judge([d for p in pairs for d in p["metrics"].values()])
     first = next(iter(config.experiments.values()))
     return {
         "config": os.path.relpath(config.path, project_dir(config.path)),

@@ -45,9 +45,9 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
-from lab.analysis.compare import check_fair, held_text, interval_text, ratio_text, table_text
+from lab.analysis.compare import check_fair, held_text, interval_text, judge, ratio_text, table_text
 from lab.analysis.experiments import RESTRICTED_SAMPLES, is_finished, open_config
-from lab.analysis.intervals import difference, holm, metric_intervals, verdict
+from lab.analysis.intervals import difference, metric_intervals
 from lab.config import RAN_STATUSES
 from lab.files import read_json, read_jsonl, write_json
 from lab.rl.train import TRAINING_SAMPLES
@@ -220,11 +220,7 @@ def comparisons(arms: dict[str, dict]) -> list[dict]:
                         a, b, metric, seeds(a, arm["trained"]), seeds(b, ref["trained"])
                     )
             pairs.append(entry)
-    tests = [d for p in pairs for d in p["metrics"].values()]
-    kept = holm([d["p_value"] if d["p_value"] is not None else 1.0 for d in tests])
-    for d, keep in zip(tests, kept):
-        d["verdict"] = verdict(d["ci"])
-        d["verdict_holm"] = d["verdict"] if keep else "no clear difference"
+    judge([d for p in pairs for d in p["metrics"].values()])
     return pairs
 
 
