@@ -118,14 +118,15 @@ long: $(if $(FRESH),fresh-long) $(SEED_MODEL)/config.json results/machine.json
 fresh-long: $(STAMP)
 	$(FORGET) $(LONG_CONFIG) | xargs rm -rf
 
-# The SQD study (notebooks/06_sqd_study: configs/sqd_study.yaml and sqd_study_suite.yaml):
-# results/sqd_study.json and results/sqd_study/figures. Finished arms are reused.
+# The SQD study (notebooks/06_sqd_study): runs the DGEMM part (configs/sqd_study.yaml) and
+# writes results/sqd_study.json and results/sqd_study/figures, with the suite part's arms
+# (configs/sqd_study_suite.yaml) where they are finished. Finished arms are reused.
 sqd-study: $(SEED_MODEL)/config.json results/machine.json
 	@mkdir -p $(EXECUTED)
-	$(PAPERMILL) notebooks/06_sqd_study.ipynb $(EXECUTED)/06_sqd_study.ipynb -y '{"configs": ["configs/sqd_study.yaml"]}'
+	$(PAPERMILL) notebooks/06_sqd_study.ipynb $(EXECUTED)/06_sqd_study.ipynb -y '{"run": ["configs/sqd_study.yaml"]}'
 
-# The same study with its suite part (configs/sqd_study_suite.yaml) added to results/sqd_study.json:
-# the DGEMM arms are reused when finished; the suite arms take several hours on 2 cores.
+# The same study with its suite part run too: the DGEMM arms are reused when finished; the suite
+# arms take several hours on 2 cores.
 sqd-study-suite: $(SEED_MODEL)/config.json results/machine.json
 	@mkdir -p $(EXECUTED)
 	$(PAPERMILL) notebooks/06_sqd_study.ipynb $(EXECUTED)/06_sqd_study_suite.ipynb

@@ -146,3 +146,12 @@ def test_restricted_evaluation_asks_every_held_out_phrasing():
     assert sum(count for _, _, count in calls) == 8
     assert {first for _, first, _ in calls} == {0, 1, 2, 3}
     assert _generation_calls(entry, seed=0, num=8, restricted=False, phrasings=4) == [(None, 0, 8)]
+
+
+def test_restricted_evaluation_reaches_every_phrasing_with_few_prompts_per_seed():
+    from lab.analysis.experiments import _generation_calls
+    from lab.config import SuiteEntry
+
+    entry = SuiteEntry(problem="dgemv", mode="openmp")
+    asked = {seed: {first for _, first, _ in _generation_calls(entry, seed, 2, True, 4)} for seed in (0, 1)}
+    assert asked == {0: {0, 1}, 1: {2, 3}}  # each seed goes on where the previous one stopped

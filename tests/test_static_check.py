@@ -463,6 +463,10 @@ _OBJECT_CASES = {
         "_mm256_storeu_pd(x,_mm256_unpacklo_pd(a,b));_mm256_storeu_pd(x+4,_mm256_unpackhi_pd(a,b));}",
         {"openmp": False, "simd": True},
     ),
+    "horizontal add": (
+        "#include <immintrin.h>\nvoid f(double*x){__m256d a=_mm256_loadu_pd(x);_mm256_storeu_pd(x,_mm256_hadd_pd(a,a));}",
+        {"openmp": False, "simd": True},
+    ),
     # Scalar code that uses vector registers all the same: fabs, negation, a large copy.
     "scalar": (
         "#include <math.h>\n#include <string.h>\nstruct S{double v[64];};\n"

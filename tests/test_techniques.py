@@ -283,6 +283,8 @@ _LOOP = "void dgemm(int n,const double*A,const double*B,double*C){for(int i=0;i<
         '__attribute__((optimize("O3,unroll-loops"))) ',  # comma-separated in one string
         "#define P(x) _Pragma(#x)\nP(GCC unroll 8)\n",  # a pragma made by stringizing a macro argument
         '_Pragma(L"GCC unroll 8")\n',  # a wide string
+        '__attribute__((optimize("O3",\n  "unroll-loops"))) ',  # the argument list over two lines
+        '_Pragma("GCC optimize \\"unroll-loops\\"")\n',  # an optimize pragma made by _Pragma
     ],
 )
 def test_unrolling_asked_of_the_compiler_in_any_spelling_is_detected(prefix):

@@ -81,16 +81,24 @@ def _code(source: str) -> str:
     spliced = splice_lines(source)
     code = strip_comments(spliced).replace("%:", "# ")  # same length: offsets hold
     extra = []
+    pragmas = []  # the directives _Pragma operators carry, with their strings
     for m in _PRAGMA_OPERATOR.finditer(code):
         end = code.find('"', m.end())
         if end > 0:
             text = spliced[m.end() : end].replace('\\"', '"').replace("\\\\", "\\")
-            extra.append("#pragma " + text.replace("\n", " "))
-    for m in _OPTIMIZE_STRING.finditer(code):
-        # Every string up to the end of the attribute's or pragma's argument list (or line).
-        stop = min(i for i in (code.find(")", m.end()), code.find("\n", m.end()), len(code)) if i >= 0)
-        options = [t.group(1) for t in _STRING.finditer(spliced, m.end() - 1, stop + 1)]
-        extra.append("#pragma GCC optimize-options " + " ".join(options).replace("\n", " "))
+            pragmas.append("#pragma " + text.replace("\n", " "))
+    extra += pragmas
+    # The options of every optimize attribute or pragma, in the source (strings blanked in
+    # `code`, read from `spliced`) and in the pragmas a _Pragma carries (strings intact).
+    for blanked, text in ((code, spliced), *((line, line) for line in pragmas)):
+        for m in _OPTIMIZE_STRING.finditer(blanked):
+            # Every string up to the end of the argument list: its `)` if it opened one (over
+            # several lines), else the end of the line (the pragma without parentheses).
+            opened = "(" in blanked[m.start() : m.end()]
+            stops = (blanked.find(")", m.end()),) if opened else (blanked.find("\n", m.end()),)
+            stop = min((i for i in stops if i >= 0), default=len(blanked))
+            options = [t.group(1) for t in _STRING.finditer(text, m.end() - 1, stop + 1)]
+            extra.append("#pragma GCC optimize-options " + " ".join(options).replace("\n", " "))
     for m in _STRINGIZING_PRAGMA.finditer(code):
         for use in re.finditer(rf"\b{m.group(1)}\s*\(([^()\n]*)\)", code[m.end() :]):
             extra.append("#pragma " + use.group(1))
@@ -359,9 +367,10 @@ def detect(source: str, problem: str | None = None) -> set[str]:
 
 def confirm(detected: set[str] | frozenset[str], facts: dict | None, problem: str | None = None) -> set[str]:
     """The detected techniques, corrected by what the compiled object shows
-    (lab.harness.static_check.object_facts): OpenMP is used exactly when the object calls the
-    OpenMP runtime, however the source spelled it (a pragma in dead code does not count);
-    SIMD, when checked, exactly when packed arithmetic survives a build without
+    (lab.harness.static_check.object_facts): OpenMP is used exactly when the object starts
+    threads (calls the runtime's parallel-region entry points), however the source spelled it
+    (a pragma in dead code, or an omp_get_wtime call, does not count); SIMD, when checked,
+    exactly when packed arithmetic or wide-register shuffles survive a build without
     auto-vectorization (a dead vector variable does not count, vector types under another name
     do). The other techniques have no such signal: the text decides. Without facts (nothing
     compiled), `detected`.

@@ -319,12 +319,14 @@ def restricted_sets(problem: str, mode: str | None, seed: int, num: int) -> list
 def _generation_calls(entry, seed: int, num: int, restricted: bool, phrasings: int) -> list[tuple]:
     """(permitted set, phrasing, count) per generation call: for the plain prompt one call
     spreading `num` over the phrasings; for the restricted prompts, prompt i permits the i-th
-    of `restricted_sets` and asks phrasing i mod `phrasings`, so every held-out phrasing is
-    asked, and prompts alike are generated together."""
+    of `restricted_sets` and asks phrasing (i + seed x num) mod `phrasings`: the phrasings in
+    turn, each seed going on where the previous one stopped, so that every held-out phrasing
+    is asked even when there are fewer prompts per seed than phrasings. Prompts alike are
+    generated together."""
     if not restricted:
         return [(None, 0, num)]
     draws = restricted_sets(entry.problem, entry.mode, seed, num)
-    calls = Counter((permitted, i % phrasings) for i, permitted in enumerate(draws))
+    calls = Counter((permitted, (i + seed * num) % phrasings) for i, permitted in enumerate(draws))
     return [(permitted, first, count) for (permitted, first), count in calls.items()]
 
 

@@ -512,11 +512,11 @@ def interposable_names(cc: str = "gcc") -> frozenset[str]:
 #: register), not moves or broadcasts (memcpy and memset use wide registers too), and not
 #: shuffles on 128-bit registers (scalar conversions use unpcklpd).
 _PACKED_ARITHMETIC = re.compile(
-    r"^\s*v?(?:fn?m(?:add|sub)\w*p[sd]|(?:mul|add|sub|div|min|max|sqrt)p[sd]"
+    r"^\s*v?(?:fn?m(?:add|sub)\w*p[sd]|(?:mul|add|sub|div|min|max|sqrt|hadd|hsub|addsub|dp)p[sd]"
     r"|p(?:add|sub)[bwdq]|p(?:add|sub)u?s[bw]|pmul(?:l[dwq]|h\w*|u?dq))\b"
 )
 _WIDE_SHUFFLE = re.compile(
-    r"^\s*v(?:perm|shuf|unpck|punpck|insert|extract|blend|pblend|pshuf|alignr|palignr)\w*\s.*%[yz]mm"
+    r"^\s*v(?:perm|shuf|unpck|punpck|insert|extract|blend|pblend|pshuf|alignr|palignr|align[dq])\w*\s.*%[yz]mm"
 )
 #: The OpenMP runtime calls that start threads: a parallel region, loop, sections or teams.
 #: Other runtime calls (omp_get_wtime, omp_get_num_threads on their own) run nothing in parallel.

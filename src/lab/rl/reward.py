@@ -77,8 +77,8 @@ def reward_from_result(result: EvalResult, config: RewardConfig, scale: float = 
 
 def performance_scale(violation: str | None, improved: bool, sqd: SQDConfig | None) -> float:
     """The factor on a correct kernel's performance term under SQD: violation_weight if it broke
-    its prompt's permitted set (soft violations), times 1 + qd_bonus if it filled or improved
-    an archive cell; 1 without SQD.
+    its prompt's permitted set (soft violations), times 1 + qd_bonus if it beat its archive
+    cell's elite as the batch found it (an empty cell counts); 1 without SQD.
 
     >>> performance_scale("uses simd", True, SQDConfig(violation="soft", violation_weight=0.5, qd_bonus=0.2))
     0.6
@@ -175,7 +175,8 @@ class HarnessReward:
     whether archive gains earn a bonus; `evaluate` replaces the harness (tests). After each
     call, `last` holds the batch's EvalResults, `last_texts` the completions, `last_modes`
     their modes, `last_violations` why each broke its permitted set (None if it did not),
-    `last_improved` whether it filled or improved an archive cell, `last_measured` whether
+    `last_improved` whether it beat its archive cell's elite as the batch found it (an empty
+    cell counts: copies of a kernel all do), `last_measured` whether
     the harness compiled and ran it (lab.config.RAN_STATUSES), and `last_rows`,
     `last_stages`, `last_permitted`, `last_problems` the SQD columns, for the training log;
     `started`/`finished` time the scoring.
@@ -225,7 +226,7 @@ class HarnessReward:
         self, completions, problem, permitted, mode
     ) -> tuple[list[EvalResult], list[str | None], list[bool], list[bool]]:
         """(results, each row's permission violation or None, whether it filled or improved an
-        archive cell, whether the harness compiled and ran it)."""
+        archive cell as the batch found it, whether the harness compiled and ran it)."""
         n = len(completions)
         problems = list(problem or [self.problem] * n)
         configs = [self.measure.for_mode(m) for m in (mode or [None] * n)]

@@ -7,7 +7,9 @@ This is the lab's reading of the paper's SQD, not a copy of its code:
 - a training prompt is (problem, permitted subset P of T), stated in the prompt
   text (lab.policy.prompts.prompt_text); in a suite, also an execution model (a
   serial prompt never permits OpenMP);
-- stage s (1-based) permits subsets of size <= s; the last stage permits all of T;
+- stage s (1-based) permits subsets of size <= s; the last stage permits all of T
+  that the problem's prompts can use (no OpenMP for a problem trained in serial mode
+  only); cumulative stages (the curriculum) add one technique of an order per stage;
 - each prompt's P is sampled per problem from the current stage, favouring
   subsets whose archive cell is empty or weak;
 - the archive is MAP-Elites style (a pyribs GridArchive with one binary measure
