@@ -138,8 +138,9 @@ def test_the_fine_tuning_prompt_leaves_the_bos_token_to_the_tokenizer(smoke_poli
     from transformers import AutoTokenizer
 
     # SFTTrainer adds the token when it tokenizes the row: the text keeps none, so there is one.
-    assert ws._without_bos(_TokenizerWithBos(), "<s><|user|>\nhi\n") == "<|user|>\nhi\n"
-    assert ws._without_bos(_TokenizerWithBos(), "<|user|>\nhi\n") == "<|user|>\nhi\n"
+    bos = ws._added_bos(_TokenizerWithBos())
+    assert "<s><|user|>\nhi\n".removeprefix(bos) == "<|user|>\nhi\n"
+    assert "<|user|>\nhi\n".removeprefix(bos) == "<|user|>\nhi\n"
     # The project's own policy has no such token: its prompts pass unchanged.
     tokenizer = AutoTokenizer.from_pretrained(str(smoke_policy))
-    assert ws._without_bos(tokenizer, "<|user|>\nhi\n") == "<|user|>\nhi\n"
+    assert "<|user|>\nhi\n".removeprefix(ws._added_bos(tokenizer)) == "<|user|>\nhi\n"

@@ -94,9 +94,8 @@ def _code(source: str) -> str:
         for m in _OPTIMIZE_STRING.finditer(blanked):
             # Every string up to the end of the argument list: its `)` if it opened one (over
             # several lines), else the end of the line (the pragma without parentheses).
-            opened = "(" in blanked[m.start() : m.end()]
-            stops = (blanked.find(")", m.end()),) if opened else (blanked.find("\n", m.end()),)
-            stop = min((i for i in stops if i >= 0), default=len(blanked))
+            stop = blanked.find(")" if "(" in m.group() else "\n", m.end())
+            stop = len(blanked) if stop < 0 else stop
             options = [t.group(1) for t in _STRING.finditer(text, m.end() - 1, stop + 1)]
             extra.append("#pragma GCC optimize-options " + " ".join(options).replace("\n", " "))
     for m in _STRINGIZING_PRAGMA.finditer(code):

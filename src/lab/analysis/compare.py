@@ -167,13 +167,13 @@ def _warm_starts(cfg: ExperimentConfig) -> dict:
     return read_json(path) if path.exists() else {}
 
 
-def judge(tests: list[dict]) -> list[dict]:
-    """Each difference (intervals.difference) given its `verdict` from its interval, and its
-    `verdict_holm`: that verdict if Holm's correction over all of `tests` keeps it, else no
-    clear difference. Returns `tests`."""
+def judge(tests: list[dict], ci_key: str = "ci") -> list[dict]:
+    """Each difference (intervals.difference, its interval under `ci_key`) given its `verdict`
+    from its interval, and its `verdict_holm`: that verdict if Holm's correction over all of
+    `tests` keeps it, else no clear difference. Returns `tests`."""
     kept = holm([d["p_value"] if d["p_value"] is not None else 1.0 for d in tests])
     for d, keep in zip(tests, kept):
-        d["verdict"] = verdict(d["ci"])
+        d["verdict"] = verdict(d[ci_key])
         d["verdict_holm"] = d["verdict"] if keep else "no clear difference"
     return tests
 

@@ -57,7 +57,7 @@ from collections import Counter
 from pathlib import Path
 
 from lab import paths
-from lab.analysis.intervals import metric_intervals
+from lab.analysis.intervals import metric_intervals, metric_values
 from lab.analysis.metrics import summarize
 from lab.config import ConfigError, ExperimentConfig, LabConfig, load_config
 from lab.files import read_json, read_jsonl, tree_hash, write_json, write_jsonl
@@ -394,23 +394,9 @@ def _restricted_row(samples: list[dict], trained: bool) -> dict:
     compliance (the share of ok kernels that use only permitted techniques), expected speedup
     (every ok kernel's, as on the plain prompt) and the compliant expected speedup (a kernel
     that broke the restriction counts 0, as a failure does: what the prompt asked for)."""
-    ok = [s for s in samples if s["status"] == "ok"]
-    row = {
-        "n_samples": len(samples),
-        "pass_at_1": len(ok) / len(samples) if samples else None,
-        "compliance": sum(s["compliant"] for s in ok) / len(ok) if ok else None,
-        "expected_speedup": statistics.fmean((s.get("speedup") or 0.0) if s["status"] == "ok" else 0.0 for s in samples)
-        if samples
-        else None,
-        "compliant_expected_speedup": statistics.fmean(
-            (s.get("speedup") or 0.0) if s["status"] == "ok" and s["compliant"] else 0.0 for s in samples
-        )
-        if samples
-        else None,
-    }
     metrics = ("pass_at_1", "compliance", "expected_speedup", "compliant_expected_speedup")
     cis = metric_intervals(samples, [s["seed"] for s in samples] if trained else None, metrics=metrics)
-    return row | {f"{m}_ci": cis[f"{m}_ci"] for m in metrics}
+    return {"n_samples": len(samples), **metric_values(samples, metrics)} | {f"{m}_ci": cis[f"{m}_ci"] for m in metrics}
 
 
 #: The headline metrics a row repeats per seed and over the samples not seen in training.
@@ -503,16 +489,17 @@ def run_experiment(cfg: ExperimentConfig, overwrite: bool = False) -> dict:
     if cfg.kind == "baseline":
         return evaluate_policy(cfg, cfg.model)
     runs = {seed: cfg.for_seed(seed) for seed in cfg.seeds}
+    code = code_fingerprint()
     finals = {}
     for seed, run in runs.items():
         # With a warm start, GRPO starts from the fine-tuned policy (its folder is known ahead).
         grpo = dataclasses.replace(run, model=str(run.run_dir / WARM_START / "final")) if cfg.warm_start else run
-        if overwrite or config_changes(run.run_dir, grpo) or _other_code(run.run_dir):
+        if overwrite or config_changes(run.run_dir, grpo) or _other_code(run.run_dir, code):
             if run.run_dir.exists():
                 print(f"{run.run_dir}: starting training afresh", flush=True)
             shutil.rmtree(run.run_dir, ignore_errors=True)
         run.run_dir.mkdir(parents=True, exist_ok=True)
-        (run.run_dir / RUN_CODE).write_text(code_fingerprint() + "\n")
+        (run.run_dir / RUN_CODE).write_text(code + "\n")
         if cfg.warm_start:
             print(f"{cfg.name}: warm start of seed {seed} into {run.run_dir / WARM_START}", flush=True)
             warm_start(run, run.run_dir / WARM_START, training_config(grpo))
@@ -526,12 +513,12 @@ def run_experiment(cfg: ExperimentConfig, overwrite: bool = False) -> dict:
     return evaluate_policy(cfg, finals, seen, curve)
 
 
-def _other_code(run_dir: Path) -> bool:
-    """True if run_dir holds training made by other code than this (or of unknown code): the
-    checkpoints of a training run are resumed or reused only by the code that started it,
-    as finished results are (is_complete)."""
+def _other_code(run_dir: Path, code: str) -> bool:
+    """True if run_dir holds training made by other code than `code` (this code's
+    fingerprint), or of unknown code: the checkpoints of a training run are resumed or reused
+    only by the code that started it, as finished results are (is_complete)."""
     saved = run_dir / RUN_CODE
-    return run_dir.exists() and (not saved.exists() or saved.read_text().strip() != code_fingerprint())
+    return run_dir.exists() and (not saved.exists() or saved.read_text().strip() != code)
 
 
 def _collect_training(cfg: ExperimentConfig, runs: dict[int, ExperimentConfig]) -> None:

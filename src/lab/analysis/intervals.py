@@ -105,6 +105,14 @@ def _percentiles(values: Sequence[float]) -> list[float] | None:
     return [float(np.percentile(finite, tail)), float(np.percentile(finite, 100 - tail))]
 
 
+def metric_values(samples: Sequence[dict], metrics: Sequence[str] = METRICS) -> dict[str, float | None]:
+    """Each of `metrics` computed on all of `samples`, by the same statistics the intervals
+    resample; None where it has no value (no samples, or no ok kernel for a rate)."""
+    columns, everything = _Columns(samples), np.arange(len(samples))
+    values = {m: _statistic(m)(columns, everything) if len(samples) else np.nan for m in metrics}
+    return {m: float(v) if np.isfinite(v) else None for m, v in values.items()}
+
+
 def metric_intervals(
     samples: Sequence[dict],
     clusters: Sequence | None = None,

@@ -47,7 +47,7 @@ from pathlib import Path
 
 from lab.analysis.compare import check_fair, held_text, interval_text, judge, ratio_text, table_text
 from lab.analysis.experiments import RESTRICTED_SAMPLES, is_finished, open_config
-from lab.analysis.intervals import difference, metric_intervals
+from lab.analysis.intervals import difference, metric_intervals, metric_values
 from lab.config import RAN_STATUSES
 from lab.files import read_json, read_jsonl, write_json
 from lab.rl.train import TRAINING_SAMPLES
@@ -56,10 +56,6 @@ from lab.rl.train import TRAINING_SAMPLES
 POOLED = ("pass_at_1", "expected_speedup")
 #: Per-entry figures with an interval.
 PER_ENTRY = ("pass_at_1", "mean_gflops_ok", "median_gflops_ok", "expected_speedup")
-
-
-def _speedup(s: dict) -> float:
-    return (s.get("speedup") or 0.0) if s["status"] == "ok" else 0.0
 
 
 def _collapse(samples: list[dict]) -> tuple[float | None, str | None, int]:
@@ -75,14 +71,11 @@ def _collapse(samples: list[dict]) -> tuple[float | None, str | None, int]:
 
 
 def _points(samples: list[dict], restricted: list[dict]) -> dict:
-    ok = [s for s in samples if s["status"] == "ok"]
-    r_ok = [s for s in restricted if s["status"] == "ok"]
     share, commonest, distinct = _collapse(samples)
     return {
         "n_samples": len(samples),
-        "pass_at_1": len(ok) / len(samples) if samples else None,
-        "expected_speedup": sum(map(_speedup, samples)) / len(samples) if samples else None,
-        "compliance": sum(bool(s.get("compliant")) for s in r_ok) / len(r_ok) if r_ok else None,
+        **metric_values(samples, POOLED),
+        **metric_values(restricted, ("compliance",)),
         "restricted_samples": len(restricted),
         "dominant_share": share,
         "dominant_set": commonest,
@@ -162,12 +155,8 @@ def arm_summary(out_dir: Path, trained: bool) -> dict:
     for problem, mode in dict.fromkeys((s["problem"], s["mode"]) for s in samples):
         mine = [s for s in samples if s["problem"] == problem and s["mode"] == mode]
         theirs = [s for s in restricted if s["problem"] == problem and s["mode"] == mode]
-        ok = [s["gflops"] for s in mine if s["status"] == "ok"]
-        points = _points(mine, theirs) | {
-            "mean_gflops_ok": sum(ok) / len(ok) if ok else None,
-            "median_gflops_ok": statistics.median(ok) if ok else None,
-            "best_gflops": max(ok) if ok else None,
-        }
+        points = _points(mine, theirs) | metric_values(mine, ("mean_gflops_ok", "median_gflops_ok"))
+        points["best_gflops"] = _best(mine, "gflops")
         entry = _with_intervals(points, mine, theirs, trained, PER_ENTRY)
         trained_here = [r for r in training if r.get("problem") == problem and r.get("mode") in (mode, None)]
         entry["training_best"] = {"gflops": _best(trained_here, "gflops"), "speedup": _best(trained_here, "speedup")}

@@ -38,8 +38,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lab.analysis.compare import held_text, interval_text, number_text, ratio_text, table_text
-from lab.analysis.intervals import difference, holm, metric_intervals, verdict
+from lab.analysis.compare import held_text, interval_text, judge, number_text, ratio_text, table_text
+from lab.analysis.intervals import difference, metric_intervals
 from lab.files import read_json, read_jsonl, write_json
 
 #: The per-row metrics carried into the summary.
@@ -116,15 +116,7 @@ def _difference_entry(a: list[dict], b: list[dict], clusters: list | None) -> di
         "ratio": d["ratio"],
         "ratio_ci": d["ratio_ci"],
         "p_value": d["p_value"],
-        "verdict": verdict(d["ci"]),
     }
-
-
-def _holm_verdicts(entries: list[dict]) -> list[dict]:
-    """Each entry's verdict_holm: its verdict if Holm's procedure over the entries rejects it."""
-    for e, rejected in zip(entries, holm([e["p_value"] for e in entries])):
-        e["verdict_holm"] = e["verdict"] if rejected else "no clear difference"
-    return entries
 
 
 def _by_mode(res: dict) -> dict[str, dict]:
@@ -166,8 +158,8 @@ def suite_summary(results_dir: str | Path) -> dict:
                 if a and b:
                     problems = len({s["problem"] for s in a})
                     modes.append({"mode": mode, "problems": problems} | _difference_entry(a, b, _seeds(res, a)))
-            versus[arm] = _holm_verdicts(entries)
-            versus_mode[arm] = _holm_verdicts(modes)
+            versus[arm] = judge(entries, ci_key="difference_ci")
+            versus_mode[arm] = judge(modes, ci_key="difference_ci")
     return {
         "base": base,
         "arms": list(arms),

@@ -214,8 +214,9 @@ class StagedSampler:
         median = float(np.median(filled)) if filled else None
         return self.rng.choices(options, weights=[self._weight(b, median) for b in bests], k=k)
 
-    def stage_coverage(self) -> float:
-        bests = self.archive.best_of(self.permitted_sets())
+    def stage_coverage(self, bests: Sequence[float | None] | None = None) -> float:
+        """The share of the stage's cells filled (`bests`: their elites, if already looked up)."""
+        bests = self._stage_bests() if bests is None else bests
         return sum(b is not None for b in bests) / len(bests)
 
     def _stage_bests(self) -> tuple:
@@ -237,7 +238,7 @@ class StagedSampler:
             name
             for name, hit in (
                 ("budget", c.steps_per_stage is not None and self.steps_in_stage >= c.steps_per_stage),
-                ("coverage", c.coverage_to_advance is not None and self.stage_coverage() >= c.coverage_to_advance),
+                ("coverage", c.coverage_to_advance is not None and self.stage_coverage(bests) >= c.coverage_to_advance),
                 ("plateau", c.plateau_steps is not None and self.steps_without_gain >= c.plateau_steps),
             )
             if hit

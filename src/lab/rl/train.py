@@ -50,7 +50,7 @@ from collections import Counter
 from collections.abc import Set
 from pathlib import Path
 
-from lab.config import RAN_STATUSES, ExperimentConfig
+from lab.config import ExperimentConfig
 from lab.files import JsonlAppender, read_json, read_jsonl, write_json, write_jsonl
 from lab.policy.prompts import prompt_text
 from lab.rl.reward import HarnessReward
@@ -71,11 +71,9 @@ def text_hash(text: str) -> str:
 def _sample_records(step: int, reward_fn: HarnessReward) -> list[dict]:
     """One record per completion scored in a step: its text's hash, what it was asked and what
     it scored (no text: the hashes are what evaluation needs, and they keep the file small)."""
-    n = len(reward_fn.last)
-    permitted = reward_fn.last_permitted or [None] * n
-    violations = reward_fn.last_violations or [None] * n
-    improved = reward_fn.last_improved or [False] * n
-    measured = reward_fn.last_measured or [r.status in RAN_STATUSES for r in reward_fn.last]
+    # Every last_* list is set with `last` by the same call; only the permitted sets are empty
+    # without SQD.
+    permitted = reward_fn.last_permitted or [None] * len(reward_fn.last)
     return [
         {
             "step": step,
@@ -96,9 +94,9 @@ def _sample_records(step: int, reward_fn: HarnessReward) -> list[dict]:
             reward_fn.last_problems,
             reward_fn.last_modes,
             permitted,
-            violations,
-            improved,
-            measured,
+            reward_fn.last_violations,
+            reward_fn.last_improved,
+            reward_fn.last_measured,
         )
     ]
 

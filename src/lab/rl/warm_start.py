@@ -92,11 +92,12 @@ def warm_start(config: ExperimentConfig, out: Path, fingerprint: dict | None = N
     # end-of-turn marker instead, which this policy's generation does not stop on: it ran on to
     # the length limit.) The newline before that token is how the seed policy was pretrained
     # (seed_policy.pretrain): a kernel, a newline, the end of the sequence.
-    rows = [
-        {"prompt": _without_bos(tokenizer, chat_prompt(tokenizer, s["prompt"])), "completion": s["completion"] + "\n"}
-        for s, c in zip(kept, weights)
-        for _ in range(c)
-    ]
+    bos = _added_bos(tokenizer)
+    rows = []
+    for s, c in zip(kept, weights):
+        rows += [
+            {"prompt": chat_prompt(tokenizer, s["prompt"]).removeprefix(bos), "completion": s["completion"] + "\n"}
+        ] * c
     weight_of = {id(s): c for s, c in zip(kept, weights)}
     write_jsonl(
         out / "scored.jsonl",
@@ -132,14 +133,14 @@ def warm_start(config: ExperimentConfig, out: Path, fingerprint: dict | None = N
     return final
 
 
-def _without_bos(tokenizer, prompt: str) -> str:
-    """The templated prompt without a leading beginning-of-sequence token: SFTTrainer tokenizes
-    plain-text rows with the tokenizer's special tokens, which adds that token again, so a
-    template that writes it (Llama's, Gemma's) would train on a doubled one that sampling never
-    shows the policy."""
+def _added_bos(tokenizer) -> str:
+    """The beginning-of-sequence token's text if the tokenizer adds that token itself, else "":
+    the prefix to take off a templated prompt. SFTTrainer tokenizes plain-text rows with the
+    tokenizer's special tokens, so a template that writes the token too (Llama's, Gemma's)
+    would train on a doubled one that sampling never shows the policy."""
     bos = tokenizer.bos_token
     adds_bos = bos is not None and tokenizer("", add_special_tokens=True)["input_ids"][:1] == [tokenizer.bos_token_id]
-    return prompt[len(bos) :] if adds_bos and prompt.startswith(bos) else prompt
+    return bos if adds_bos else ""
 
 
 def _fine_tune(config: ExperimentConfig, model, tokenizer, rows: list[dict], out: Path) -> float | None:
