@@ -19,6 +19,8 @@ comma := ,
 # Extras installed into the environment (CUDA machines add gpu).
 HAS_CUDA := $(shell command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && echo 1)
 EXTRAS := dev,notebook$(if $(HAS_CUDA),$(comma)gpu)
+# The GPU stack (unsloth, vLLM, TRL, transformers, torch) is pinned together by a constraints file.
+CONSTRAINTS := $(if $(HAS_CUDA),-c constraints/gpu.txt)
 # Pinned torch for machines without CUDA: the lab's build machines keep the CPU wheel of
 # this version locally, and a bare `torch` would pull a multi-GB CUDA build. Elsewhere,
 # point pip at PyTorch's CPU wheel index (PIP_EXTRA_INDEX_URL) to get the CPU build.
@@ -34,18 +36,18 @@ EXECUTED := runs/notebooks
 RESULT_FILES := results/machine.json results/examples/dgemm_serial_t1.json results/autotune.json results/seed_policy.json
 
 .PHONY: setup test test-fast lint reproduce smoke experiments suite fresh fresh-suite ablation fresh-ablation long fresh-long sqd-study sqd-study-suite sqd-long detector-report figures lab calibrate score-examples \
-	bench-harness seed-model seed-report autotune compare clean
+	bench-harness bench-cluster seed-model seed-report autotune compare clean
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(if $(HAS_CUDA),constraints/gpu.txt)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	@if [ -z "$(HAS_CUDA)" ]; then \
 	  echo "no CUDA here: installing the CPU build of torch"; \
 	  $(BIN)/python -m pip install -q "$(TORCH_CPU)"; \
 	fi
-	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]"
+	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]" $(CONSTRAINTS)
 	$(BIN)/python -m ipykernel install --sys-prefix --name perfrl-lab --display-name "perfRL lab" >/dev/null
 	@touch $@
 
@@ -56,7 +58,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests
 
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=15
 
 # Under a minute: no training, no notebooks, no full kernel corpus.
 test-fast: $(STAMP)
@@ -197,6 +199,11 @@ detector-report: $(STAMP)
 # BENCH_AGAINST=<git revision>: also run that revision's harness, alternating rounds, for a before/after table.
 bench-harness: $(STAMP)
 	$(BIN)/python -m lab.analysis.bench_harness --out results/bench_harness.json $(if $(BENCH_AGAINST),--against $(BENCH_AGAINST))
+
+# The same 64-candidate batch on this machine's pool and on a 2-worker loopback Dask cluster:
+# throughput and the cluster's overhead per candidate, 5 alternating rounds (about 6 minutes).
+bench-cluster: $(STAMP)
+	$(BIN)/python -m lab.analysis.bench_cluster --out results/bench_cluster.json
 
 clean:
 	rm -rf .cache build runs

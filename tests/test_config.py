@@ -135,6 +135,13 @@ def test_overrides_apply_to_all_or_one_experiment(tmp_path):
             r"c\.yaml: experiments\.grpo\.sqd\.stpes_per_stage: unknown key",
         ),
         ("evaluation: 5\n", r"c\.yaml: evaluation: input should be a dictionary"),
+        ("compute: {backend: dask}\n", r"c\.yaml: compute: backend dask needs address: tcp://host:port"),
+        ("compute: {address: tcp://h:1}\n", r"c\.yaml: compute: address tcp://h:1 is for backend: dask"),
+        ("compute: {backend: ray}\n", r"c\.yaml: compute\.backend: input should be 'local' or 'dask'"),
+        (
+            "experiments:\n  grpo:\n    train: {save_total_limit: 2}\n",
+            r"c\.yaml: experiments\.grpo: train\.save_total_limit deletes checkpoints the learning curve evaluates",
+        ),
     ],
 )
 def test_bad_configs_name_file_key_and_expectation(tmp_path, text, expected):

@@ -83,7 +83,7 @@ def harness_copy(tmp_path, monkeypatch):
 
 def _key() -> str:
     load_problem.cache_clear()  # load_problem is cached by name: read the folder afresh
-    return ev._fingerprint(load_problem("dgemm"))
+    return ev._fingerprint(load_problem("dgemm"), ev.machine_fingerprint())
 
 
 def test_cache_key_covers_every_file_of_the_problem_folder_and_harness(harness_copy):

@@ -10,7 +10,7 @@ import nbformat
 import papermill as pm
 import pytest
 
-from lab.analysis.experiments import run_experiment
+from lab.analysis.experiments import is_complete, run_experiment
 from lab.config import load_config
 from tests.conftest import ROOT
 
@@ -239,7 +239,9 @@ def test_notebook_runs_with_the_smoke_config(name, experiment, smoke, caplog):
 
 def test_finished_experiments_are_reused_unless_the_config_changes(smoke):
     base, config = smoke
-    cfg = load_config(config, [f"results_dir={base / 'reuse'}"]).experiment("baseline")
+    # One seed, no restricted prompts: the reuse logic is the same, the runs cheaper.
+    cheap = [f"results_dir={base / 'reuse'}", "seeds=[0]", "evaluation.restricted_samples=0"]
+    cfg = load_config(config, cheap).experiment("baseline")
     first = run_experiment(cfg)
     mtime = (cfg.out_dir / "samples.jsonl").stat().st_mtime_ns
     assert run_experiment(cfg) == first and (cfg.out_dir / "samples.jsonl").stat().st_mtime_ns == mtime
@@ -247,10 +249,11 @@ def test_finished_experiments_are_reused_unless_the_config_changes(smoke):
     saved = json.loads((cfg.out_dir / "config.json").read_text())
     (cfg.out_dir / "config.json").write_text(json.dumps({**saved, "git_commit": "0" * 40}))
     assert run_experiment(cfg) == first
+    # Where it is measured is a fact of the run, not a setting: a cluster reuses it too.
+    elsewhere = [*cheap, "compute.backend=dask", "compute.address=tcp://127.0.0.1:8786"]
+    assert is_complete(load_config(config, elsewhere).experiment("baseline"))
     # Another config under the same name runs again; so does an explicit overwrite.
-    changed = load_config(config, [f"results_dir={base / 'reuse'}", "evaluation.temperature=0.5"]).experiment(
-        "baseline"
-    )
+    changed = load_config(config, [*cheap, "evaluation.temperature=0.5"]).experiment("baseline")
     run_experiment(changed)
     assert json.loads((cfg.out_dir / "config.json").read_text())["evaluation"]["temperature"] == 0.5
     mtime = (cfg.out_dir / "samples.jsonl").stat().st_mtime_ns

@@ -29,8 +29,9 @@ from pathlib import Path
 import yaml
 
 from lab import paths
-from lab.config import MODES, ConfigError, MeasureConfig, RewardConfig
+from lab.config import MODES, ComputeConfig, ConfigError, MeasureConfig, RewardConfig
 from lab.files import write_json, write_jsonl
+from lab.harness.cluster import ClusterError
 from lab.harness.evaluate import EvalResult, evaluate_batch
 from lab.harness.problems import UnknownProblem, list_problems, load_problem
 from lab.rl.reward import HarnessReward, reward_from_result
@@ -72,9 +73,11 @@ def _scorer(args: argparse.Namespace, problem: str) -> HarnessReward:
         errors = getattr(err, "errors", None)
         raise UsageError(errors()[0]["msg"].removeprefix("Value error, ") if errors else str(err)) from None
     cache, jobs = not args.no_cache, getattr(args, "jobs", None)
+    address = getattr(args, "dask", None)
+    compute = ComputeConfig(backend="dask", address=address) if address else None
 
     def evaluate(texts, name, config):
-        return evaluate_batch(texts, name, config, cache=cache, n_jobs=jobs, progress=len(texts) > 1)
+        return evaluate_batch(texts, name, config, cache=cache, n_jobs=jobs, progress=len(texts) > 1, compute=compute)
 
     return HarnessReward(problem, RewardConfig(), measure, evaluate=evaluate)
 
@@ -408,6 +411,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input")
     p.add_argument("--out", required=True)
     p.add_argument("--jobs", type=int, default=None, help="parallel evaluations (default: cores / threads)")
+    p.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        default=None,
+        help="measure on the workers of the Dask scheduler at ADDRESS (tcp://host:port); each result names its host",
+    )
     measurement(p)
 
     p = command("score-examples", "score harness/*/examples and write results", cmd_score_examples)
@@ -496,7 +505,7 @@ def main(argv: list[str] | None = None) -> int:
         if (threads is not None and threads < 1) or (n is not None and n < 1) or (jobs is not None and jobs < 1):
             raise UsageError("--threads, --n and --jobs must be positive")
         return args.func(args)
-    except (UsageError, ConfigError) as err:
+    except (UsageError, ConfigError, ClusterError) as err:
         print(f"lab: error: {err}", file=sys.stderr)
         return 2
 

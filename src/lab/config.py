@@ -214,8 +214,15 @@ class TrainConfig:
     lora: StrictBool = False
     lora_rank: PositiveInt = 16
     save_steps: PositiveInt = 10  # checkpoint interval; a killed run resumes from the last one
-    use_vllm: StrictBool = False  # CUDA only
-    use_unsloth: StrictBool = False  # CUDA only
+    # Checkpoints kept on disk (None: all). The learning curve evaluates every checkpoint, so a
+    # limit needs evaluation.curve_samples: 0.
+    save_total_limit: PositiveInt | None = None
+    use_vllm: StrictBool = False  # CUDA only: TRL generates with vLLM (colocated with the trainer)
+    use_unsloth: StrictBool = False  # CUDA only: the model is loaded through unsloth
+    bf16: StrictBool | None = None  # bfloat16 training; None: on where CUDA supports it, off on CPU
+    # Where the trainer's logs go besides train_log.jsonl: TRL/transformers integrations, e.g.
+    # ["tensorboard"] (pip install .[tensorboard]; logs under the run's folder, runs/<name>/s<seed>/logs).
+    report_to: list[StrictStr] = field(default_factory=list)
 
     @property
     def batch_size(self) -> int:
@@ -237,6 +244,29 @@ class EvaluationConfig:
     # phrasings that permit only some techniques (sets of at most two, drawn per seed, the same
     # for every arm); `compliance` is the share of their ok kernels that use nothing else. 0 = none.
     restricted_samples: NonNegativeInt = 0
+
+
+@dataclass(frozen=True, config=_STRICT)
+class ComputeConfig:
+    """Where kernels are measured: the CPUs of this machine, or the workers of a Dask cluster
+    (lab.harness.cluster). Each worker measures on its own host, with that host's CPU slots and
+    calibration; every result records the host and machine that measured it."""
+
+    backend: Literal["local", "dask"] = "local"
+    address: StrictStr | None = None  # the Dask scheduler, tcp://host:port (backend: dask)
+    # CPUs each evaluation holds on the host that measures it (its slot); None: the measurement's
+    # own threads (1 in serial mode). More than that leaves the neighbouring CPUs of a run idle.
+    threads_per_eval: PositiveInt | None = None
+
+    def __post_init__(self):
+        if self.backend == "dask" and not self.address:
+            raise ValueError("backend dask needs address: tcp://host:port of the scheduler")
+        if self.backend == "local" and self.address:
+            raise ValueError(f"address {self.address} is for backend: dask (the backend is local)")
+
+    def slot_threads(self, threads: int) -> int:
+        """CPUs one evaluation of a `threads`-thread measurement holds."""
+        return max(threads, self.threads_per_eval or threads)
 
 
 @dataclass(frozen=True, config=_STRICT)
@@ -263,6 +293,7 @@ class ExperimentConfig:
     results_dir: StrictStr = "results"
     runs_dir: StrictStr = "runs"  # checkpoints (not committed)
     measure: MeasureConfig = field(default_factory=MeasureConfig)
+    compute: ComputeConfig = field(default_factory=ComputeConfig)  # where the measuring happens
     reward: RewardConfig = field(default_factory=RewardConfig)
     evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
@@ -280,6 +311,11 @@ class ExperimentConfig:
             raise ValueError(f"seeds: list distinct seeds, at least one (got {self.seeds})")
         if self.kind == "baseline" and (self.sqd is not None or self.warm_start is not None):
             raise ValueError("sqd and warm_start need kind: grpo (a baseline does not train)")
+        if self.train.save_total_limit is not None and self.evaluation.curve_samples and self.kind == "grpo":
+            raise ValueError(
+                "train.save_total_limit deletes checkpoints the learning curve evaluates: "
+                "set evaluation.curve_samples: 0, or leave save_total_limit out"
+            )
         if self.suite is not None:
             if not self.suite:
                 raise ValueError("suite: list at least one {problem, mode} entry, or leave it out")

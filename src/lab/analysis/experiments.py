@@ -61,17 +61,24 @@ from lab.analysis.intervals import metric_intervals, metric_values
 from lab.analysis.metrics import summarize
 from lab.config import ConfigError, ExperimentConfig, LabConfig, load_config
 from lab.files import read_json, read_jsonl, tree_hash, write_json, write_jsonl
-from lab.harness.calibrate import BLAS_PROBLEMS
 from lab.harness.evaluate import evaluate_batch
 from lab.harness.extract import source_or_none
-from lab.harness.machine import machine_fingerprint, machine_summary, openblas_gflops
+from lab.harness.machine import BLAS_PROBLEMS, machine_fingerprint, machine_summary, openblas_gflops
 from lab.harness.problems import BadProblem, UnknownProblem, load_problem
 from lab.harness.sandbox import isolation_level
 from lab.policy.prompts import prompt_texts
 from lab.policy.sample import load_policy, sample_records
 from lab.rl.reward import reward_from_result
 from lab.rl.sqd import descriptor, subsets_up_to
-from lab.rl.train import TRAINING_SAMPLES, changed_fields, config_changes, text_hash, train, training_config
+from lab.rl.train import (
+    TRAINING_SAMPLES,
+    changed_fields,
+    config_changes,
+    import_unsloth_first,
+    text_hash,
+    train,
+    training_config,
+)
 from lab.rl.warm_start import warm_start
 from lab.techniques import TECHNIQUES, confirm, detect, problem_techniques
 
@@ -79,8 +86,9 @@ WARM_START = "warm_start"  # the folder of a run's warm start, under its run_dir
 RESTRICTED_SAMPLES = "samples_restricted.jsonl"  # the technique-restricted evaluation, beside samples.jsonl
 RUN_CODE = "code.txt"  # the code fingerprint of a training run, in its run_dir
 
-#: config.json entries that describe the run, not the experiment: they may differ on a rerun.
-RUN_FACTS = frozenset({"git_commit", "machine", "isolation", "train_prompts"})
+#: config.json entries that describe the run, not the experiment: they may differ on a rerun
+#: (`compute`, where it was measured, too: each result records its host and machine).
+RUN_FACTS = frozenset({"git_commit", "machine", "isolation", "train_prompts", "compute"})
 
 
 #: Modules of the lab package that only read finished results (figures, comparisons, the
@@ -93,6 +101,7 @@ RESULT_READERS = frozenset(
         "analysis/suite.py",
         "analysis/autotune.py",
         "analysis/bench_harness.py",
+        "analysis/bench_cluster.py",
         "analysis/sqd_study.py",
         "analysis/detector_report.py",
     }
@@ -255,10 +264,13 @@ def evaluate_policy(
         metrics.update(
             {"suite": [f"{e.problem}/{e.mode}" for e in cfg.suite], "rows": rows, "by_mode": mode_means(rows)}
         )
+    machines = sorted({r["machine"] for r in samples if r.get("machine")})
     metrics.update(
         {
             "host": sorted({r["host"] for r in samples if r.get("host")}),
-            "machine": machine_fingerprint(),
+            # One fingerprint when one kind of machine measured every sample (a cluster refuses
+            # workers of another kind); a list says the samples were measured on several.
+            "machine": machines[0] if len(machines) == 1 else (machines or machine_fingerprint()),
             "isolation": sorted({r["isolation"] for r in samples if r.get("isolation")}),
         }
     )
@@ -350,6 +362,10 @@ def _sample_and_score(
             problem = load_problem(entry.problem)
             measure = cfg.measure.for_mode(entry.mode)
             records, sample_s = [], 0.0
+            what = "technique-restricted " if restricted else ""
+            print(
+                f"{cfg.name}: sampling {num} {what}completions, {entry.problem}/{entry.mode}, seed {seed}", flush=True
+            )
             for permitted, first, count in _generation_calls(entry, seed, num, restricted, len(problem.eval_prompts)):
                 part, seconds = sample_records(
                     model,
@@ -371,7 +387,7 @@ def _sample_and_score(
                         rec["id"] += f"-{descriptor(permitted)}-p{first}"
                 records += part
                 sample_s += seconds
-            results = evaluate_batch([r["completion"] for r in records], entry.problem, measure)
+            results = evaluate_batch([r["completion"] for r in records], entry.problem, measure, compute=cfg.compute)
             for rec, res in zip(records, results):
                 used = _techniques(rec["completion"], problem.signature, entry.problem, res.object_facts)
                 sample = {
@@ -403,6 +419,21 @@ def _restricted_row(samples: list[dict], trained: bool) -> dict:
 _SUBSET_METRICS = ("n_samples", "pass_at_1", "mean_gflops_ok", "median_gflops_ok", "best_gflops", "expected_speedup")
 
 
+def _openblas(samples: list[dict], problem_name: str, n: int, threads: int) -> float | None:
+    """OpenBLAS's GFLOP/s on the machine that measured `samples`: timed here now when it was
+    this one, else the median of the calibrations the measuring hosts (cluster workers)
+    recorded in the results. None for problems without a BLAS routine."""
+    if problem_name not in BLAS_PROBLEMS:
+        return None
+    here = machine_fingerprint()
+    elsewhere = [
+        s["calibration"]["openblas_gflops"]
+        for s in samples
+        if s.get("machine") not in (None, "", here) and (s.get("calibration") or {}).get("openblas_gflops")
+    ]
+    return statistics.median(elsewhere) if elsewhere else openblas_gflops(problem_name, n, threads)
+
+
 def _entry_row(cfg: ExperimentConfig, problem_name: str, mode: str, samples: list[dict], trained: bool) -> dict:
     """The metrics of one (problem, mode) over every seed's samples: lab.analysis.metrics plus
     95% intervals (training seeds resampled as clusters for a trained arm), the figures of
@@ -410,11 +441,7 @@ def _entry_row(cfg: ExperimentConfig, problem_name: str, mode: str, samples: lis
     technique sets of ok kernels, OpenBLAS where the problem has it, and the prompts asked."""
     problem = load_problem(problem_name)
     measure = cfg.measure.for_mode(mode)
-    blas = (
-        openblas_gflops(problem_name, measure.n or problem.default_n, measure.threads)
-        if problem_name in BLAS_PROBLEMS
-        else None
-    )
+    blas = _openblas(samples, problem_name, measure.n or problem.default_n, measure.threads)
     clusters = [s["seed"] for s in samples] if trained else None
     row = {"problem": problem_name, "mode": measure.mode, "threads": measure.threads, "unit": problem.unit}
     row.update(summarize(samples, blas))
@@ -485,6 +512,8 @@ def run_experiment(cfg: ExperimentConfig, overwrite: bool = False) -> dict:
     if is_complete(cfg) and not overwrite:
         print(f"{cfg.out_dir}: finished with this config; reusing it (overwrite to measure again)", flush=True)
         return read_json(cfg.out_dir / "metrics.json")
+    if cfg.train.use_unsloth:
+        import_unsloth_first()  # before sampling or the warm start load the model with transformers
     _start(cfg)
     if cfg.kind == "baseline":
         return evaluate_policy(cfg, cfg.model)

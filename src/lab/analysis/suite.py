@@ -169,9 +169,15 @@ def suite_summary(results_dir: str | Path) -> dict:
         "versus_base_by_mode": versus_mode,
         "verdicts": {arm: _count(entries, "verdict") for arm, entries in versus.items()},
         "verdicts_holm": {arm: _count(entries, "verdict_holm") for arm, entries in versus.items()},
-        "machine": sorted({res["metrics"].get("machine") for res in arms.values() if res["metrics"].get("machine")}),
+        "machine": sorted({m for res in arms.values() for m in _machines(res["metrics"])}),
         "host": sorted({h for res in arms.values() for h in res["metrics"].get("host", [])}),
     }
+
+
+def _machines(metrics: dict) -> list[str]:
+    """An arm's machine fingerprints: one, or a list when its samples came from several."""
+    machine = metrics.get("machine") or []
+    return machine if isinstance(machine, list) else [machine]
 
 
 def _count(entries: list[dict], key: str) -> dict[str, int]:

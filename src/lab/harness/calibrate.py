@@ -23,13 +23,9 @@ from lab import paths
 from lab.config import MeasureConfig
 from lab.harness.build import compiler_version
 from lab.harness.evaluate import evaluate
-from lab.harness.machine import cpu_model, machine_fingerprint, openblas_gflops, simd_flags
+from lab.harness.machine import BLAS_PROBLEMS, cpu_model, machine_fingerprint, openblas_gflops, simd_flags
 from lab.harness.problems import list_problems, load_problem
 from lab.harness.sandbox import isolation_level
-
-#: Problems whose NumPy reference is a single BLAS call: only for these is timing the
-#: reference a measure of OpenBLAS (the others' references are plain NumPy, not a yardstick).
-BLAS_PROBLEMS = frozenset({"dgemm", "dgemv"})
 
 
 def calibrate(threads: list[int] | None = None, n: int | None = None) -> dict:
@@ -69,7 +65,7 @@ def calibrate(threads: list[int] | None = None, n: int | None = None) -> dict:
     }
     summary[f"openblas_dgemm_n{big}_t{cores}_gflops"] = round(peak, 2)
     return {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "host": socket.gethostname(),
         "fingerprint": machine_fingerprint(),
         "isolation": isolation_level(),

@@ -30,9 +30,11 @@ raised into a training batch.
 Identical (completion, problem, measurement config) is measured once: duplicates
 in a batch are folded, and results persist in a joblib.Memory cache under
 <cache_dir>/evals (lab.paths), keyed also by every file of the problem's folder and
-of the C harness, the evaluator's code, the compiler and the CPU model (set
-`cache=False` to always measure). `evaluate_batch` spreads work over core slots
-with joblib: each job holds `threads` CPUs of its own (locked machine-wide).
+of the C harness, the evaluator's code, and the compiler and CPU model of the machine
+that measures (set `cache=False` to always measure). `evaluate_batch` spreads work over
+core slots with joblib, each job holding `threads` CPUs of its own (locked machine-wide),
+or over the workers of a Dask cluster (ComputeConfig, lab.harness.cluster), each measuring
+on its own host.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ import secrets
 import shutil
 import signal
 import socket
+import sys
 import tempfile
 import time
 import traceback
@@ -59,9 +62,9 @@ import joblib
 from tqdm.auto import tqdm
 
 from lab import paths
-from lab.config import MeasureConfig
+from lab.config import ComputeConfig, MeasureConfig
 from lab.files import tree_hash
-from lab.harness import plausibility, sandbox, static_check
+from lab.harness import cluster, plausibility, sandbox, static_check
 from lab.harness.build import (
     NO_AUTOVECTORIZE,
     BuildConfig,
@@ -73,7 +76,7 @@ from lab.harness.build import (
     runner_stub,
 )
 from lab.harness.extract import FormatError, code_blocks, extract_source
-from lab.harness.machine import machine_fingerprint
+from lab.harness.machine import BLAS_PROBLEMS, machine_fingerprint
 from lab.harness.problems import Problem, harness_fingerprint, load_problem
 
 #: How many characters of compiler or program output a result's detail keeps.
@@ -101,7 +104,11 @@ class EvalResult:
     cached: bool = False
     source_sha256: str = ""
     host: str = ""  # where it was measured
+    worker: str = ""  # the Dask worker that measured it ("" when measured by this machine's pool)
     machine: str = ""  # fingerprint of that machine's compiler and CPU (lab.harness.machine)
+    # That machine's calibration when it measured: its peak GFLOP/s per core and, for problems with
+    # a BLAS reference (dgemm, dgemv), OpenBLAS's GFLOP/s at the result's size and threads.
+    calibration: dict[str, float] | None = None
     isolation: str = ""  # the sandbox isolation level in force (lab.harness.sandbox.isolation_level)
     # What the compiled object shows of its techniques (lab.harness.static_check.object_facts):
     # {"openmp": bool, "simd": bool or None (not checked)}; None when nothing was compiled.
@@ -302,9 +309,10 @@ def measure_command(problem: Problem, config: MeasureConfig, nonce: str) -> tupl
 
 
 def _measure_once(
-    completion: str, problem: Problem, config: MeasureConfig, build: BuildConfig, preferred_slot: int
+    completion: str, problem: Problem, config: MeasureConfig, build: BuildConfig, preferred_slot: int, slot_threads: int
 ) -> EvalResult:
-    """One attempt: everything from the source to the verdict (meta fields are added by the caller)."""
+    """One attempt: everything from the source to the verdict (meta fields are added by the caller).
+    The build and the run hold `slot_threads` CPUs (at least the run's threads) of this host."""
     start = time.monotonic()
     source, failure = _static(completion, problem, config.openmp)
     if failure:
@@ -323,7 +331,7 @@ def _measure_once(
         file_mb=static_check.MAX_PREPROCESSED_BYTES >> 20,
         memory_mb=1024,
     )
-    with sandbox.core_slot(config.threads, preferred_slot) as (cores, uid):
+    with sandbox.core_slot(max(slot_threads, config.threads), preferred_slot) as (cores, uid):
         # tmp (the parent's, 0711): measure, stub.o and the logs; tmp/work (the sandbox uid's): the rest.
         tmp = Path(tempfile.mkdtemp(prefix="lab-eval-"))
         work = tmp / "work"
@@ -382,7 +390,8 @@ def _measure_once(
                 processes=threads + 8,
             )
             argv, env = measure_command(problem, config, nonce)
-            run = sandbox.run(argv, work, run_limits, cores, uid, env=env, want_result=True, log_dir=tmp)
+            # The run gets its own threads' CPUs; the rest of a wider slot (threads_per_eval) stays idle.
+            run = sandbox.run(argv, work, run_limits, cores[:threads], uid, env=env, want_result=True, log_dir=tmp)
             result = _verdict(run, nonce, problem, config, run_limits)
             return dataclasses.replace(result, compile_s=compile_s, run_s=run.wall_s, object_facts=facts)
         finally:
@@ -395,36 +404,71 @@ def _measure(
     problem_name: str,
     config: MeasureConfig,
     build: BuildConfig,
-    fingerprint: str,
     preferred_slot: int = 0,
+    slot_threads: int = 1,
 ) -> EvalResult:
-    """Measure one completion from scratch (no cache). `fingerprint` only keys the cache.
+    """Measure one completion from scratch (no cache), on this host: the result records the host,
+    its machine fingerprint, its isolation level and its calibration.
 
     A host fault is retried once; if it repeats, _HostFault carries the result out, so that the
     cache never stores it."""
     problem = load_problem(problem_name)
+    n = config.n or problem.default_n
+    # Calibrations first (once per machine), while this process holds no CPU slot: they lock them all.
+    calibration = {"peak_gflops_per_core": plausibility.peak_gflops_per_core()}
+    if problem.name in BLAS_PROBLEMS:
+        calibration["openblas_gflops"] = plausibility.openblas_gflops(problem.name, n, config.threads)
+    if config.baseline:
+        plausibility.baseline_gflops(problem, n, config)
     meta = dict(
         problem=problem.name,
-        n=config.n or problem.default_n,
+        n=n,
         threads=config.threads,
         mode=config.mode,
         source_sha256=hashlib.sha256(completion.encode()).hexdigest(),
         host=socket.gethostname(),
         machine=machine_fingerprint(),
         isolation=sandbox.isolation_level(),
+        calibration=calibration,
     )
-    # Calibrations first (once per machine), while this process holds no CPU slot: they lock them all.
-    plausibility.peak_gflops_per_core()
-    if config.baseline:
-        plausibility.baseline_gflops(problem, meta["n"], config)
     for attempt in (1, 2):
         try:
-            return dataclasses.replace(_measure_once(completion, problem, config, build, preferred_slot), **meta)
+            once = _measure_once(completion, problem, config, build, preferred_slot, slot_threads)
+            return dataclasses.replace(once, **meta)
         except (_HostFault, sandbox.SandboxBusy) as err:
             if attempt == 2:
                 result = err.result if isinstance(err, _HostFault) else _fail("harness_error", str(err))
                 raise _HostFault(dataclasses.replace(result, **meta)) from None
     raise AssertionError("unreachable")
+
+
+def _remember(
+    completion: str,
+    problem_name: str,
+    config: MeasureConfig,
+    build: BuildConfig,
+    fingerprint: str,
+    preferred_slot: int = 0,
+    slot_threads: int = 1,
+    measured: EvalResult | None = None,
+    measure_here: bool = True,
+) -> EvalResult:
+    """The cached function: measures here, or stores a result `measured` elsewhere (a cluster
+    worker's, which the client writes only once it has it, so a worker that dies mid-run leaves
+    nothing in the cache). `fingerprint` only keys the cache, with the arguments before it.
+    `measure_here=False` only reads: a miss raises _NotCached instead of measuring on this host."""
+    if measured is not None:
+        return measured
+    if not measure_here:
+        raise _NotCached()
+    return _measure(completion, problem_name, config, build, preferred_slot, slot_threads)
+
+
+class _NotCached(Exception):
+    """A cache entry that vanished between the check and the read (the cluster measures it)."""
+
+
+_CACHE_IGNORES = ["preferred_slot", "slot_threads", "measured", "measure_here"]
 
 
 def _harness_error(err: BaseException, problem: str, config: MeasureConfig) -> EvalResult:
@@ -440,29 +484,63 @@ def _harness_error(err: BaseException, problem: str, config: MeasureConfig) -> E
     )
 
 
-def _score(
-    measure, completion: str, problem: str, config: MeasureConfig, build: BuildConfig, fingerprint: str, slot: int
-):
+def _score(measure, completion: str, problem: str, config: MeasureConfig, *args) -> EvalResult:
     """One job: a result whatever happens (host faults come back uncached, exceptions as harness_error)."""
+    return _score_here(measure, completion, problem, config, *args)[0]
+
+
+def _score_here(measure, completion: str, problem: str, config: MeasureConfig, *args) -> tuple[EvalResult, bool]:
+    """(result, whether it may be cached) of `measure(completion, problem, config, *args)`: a host
+    fault's or the harness's own failure comes back as a result, flagged not to be cached."""
     try:
-        return measure(completion, problem, config, build, fingerprint, slot)
+        return measure(completion, problem, config, *args), True
     except _HostFault as fault:
-        return fault.result
+        return fault.result, False
     except Exception as err:  # noqa: BLE001 - the harness must never raise on a candidate
-        return dataclasses.replace(
-            _harness_error(err, problem, config), source_sha256=hashlib.sha256(completion.encode()).hexdigest()
-        )
+        error = _harness_error(err, problem, config)
+        return dataclasses.replace(error, source_sha256=hashlib.sha256(completion.encode()).hexdigest()), False
+
+
+def score_on_worker(
+    completion: str, problem: str, config: MeasureConfig, build: BuildConfig, slot_threads: int
+) -> tuple[EvalResult, bool]:
+    """The task a Dask worker runs (lab.harness.cluster): measure on the worker's own host, with
+    its CPU slots and calibration, and name the worker in the result. No cache is written there."""
+    from distributed import get_worker  # noqa: PLC0415 - runs only inside a Dask worker
+
+    result, keep = _score_here(_measure, completion, problem, config, build, 0, slot_threads)
+    worker = get_worker()
+    # A worker being shut down (a job's walltime, scancel) has its processes signalled too: a
+    # verdict it still sends may be the shutdown's doing, so the client does not cache it.
+    keep = keep and worker.status.name == "running"
+    return dataclasses.replace(result, worker=worker.name if isinstance(worker.name, str) else worker.address), keep
 
 
 def _memory() -> joblib.Memory:
     return joblib.Memory(paths.cache_dir() / "evals", verbose=0)
 
 
-def _fingerprint(problem: Problem) -> str:
+def evaluator_fingerprint() -> str:
+    """The C harness and the evaluator's code: two hosts measure alike only if these are equal."""
+    return f"{harness_fingerprint()}-{_code_fingerprint()}"
+
+
+def host_code_fingerprint() -> str:
+    """The lab code and the whole of harness/ (every problem folder too) a host measures with: a
+    cluster worker must have the client's."""
+    return f"{tree_hash(paths.harness_dir())}-{_code_fingerprint()}"
+
+
+def worker_facts() -> dict[str, str]:
+    """What a cluster worker measures with (it runs there): its host, machine and code."""
+    return {"host": socket.gethostname(), "machine": machine_fingerprint(), "evaluator": host_code_fingerprint()}
+
+
+def _fingerprint(problem: Problem, machine: str) -> str:
     """Everything a measurement depends on besides its arguments: the problem's folder and the C
-    harness, the evaluator's code, and the machine (a cache shared between machines must not hand
-    one machine's numbers to another)."""
-    return f"{problem.fingerprint()}-{harness_fingerprint()}-{_code_fingerprint()}-{machine_fingerprint()}"
+    harness, the evaluator's code, and the machine that measures (a cache shared between
+    machines must not hand one machine's numbers to another)."""
+    return f"{problem.fingerprint()}-{evaluator_fingerprint()}-{machine}"
 
 
 def evaluate(
@@ -479,54 +557,56 @@ def evaluate_batch(
     cache: bool = True,
     n_jobs: int | None = None,
     progress: bool = True,
-    backend: str | None = None,
     build: BuildConfig | None = None,
+    compute: ComputeConfig | None = None,
 ) -> list[EvalResult]:
-    """Score many completions in parallel, one core slot per job; results keep the input order.
+    """Score many completions in parallel, one CPU slot per job; results keep the input order.
 
     Never raises because of a completion: each gets a result, `harness_error` included.
-    `cache=False` measures every completion afresh. `backend` is any joblib backend ("loky" by
-    default; "dask" or "ray" once their cluster is set up), which is how a batch scales past
-    one machine.
+    `cache=False` measures every completion afresh. `compute` says where: this machine's core
+    slots (joblib's process pool, `n_jobs` at most; the pool's processes write the cache), or
+    the workers of a Dask scheduler (lab.harness.cluster), each measuring on its own host; the
+    cache is then written by this process only, from the results it received.
     """
     config = config or MeasureConfig()
     build = build or BuildConfig()
+    compute = compute or ComputeConfig()
     problem = problem if isinstance(problem, Problem) else load_problem(problem)
     completions = list(completions)
     unique = list(dict.fromkeys(completions))
-    fingerprint = _fingerprint(problem)
-    measure = _memory().cache(_measure, ignore=["preferred_slot"]) if cache else _measure
+    session = None
+    if compute.backend == "dask":
+        session = cluster.connect(compute.address, worker_facts, host_code_fingerprint())
+    fingerprint = _fingerprint(problem, session.cluster_machine() if session else machine_fingerprint())
+    slot_threads = compute.slot_threads(config.threads)
+    remember = _memory().cache(_remember, ignore=_CACHE_IGNORES) if cache else None
     done: dict[str, tuple[EvalResult, bool]] = {}
     todo = []
     for text in unique:
-        if cache and measure.check_call_in_cache(text, problem.name, config, build, fingerprint):
-            done[text] = (measure(text, problem.name, config, build, fingerprint), True)
-        else:
-            todo.append(text)
-    if todo:
-        slots = max(1, len(os.sched_getaffinity(0)) // config.threads)
-        if backend in (None, "loky", "multiprocessing", "threading"):
-            n_jobs = min(n_jobs or slots, slots, len(todo))  # one job per local core slot
-        else:  # a cluster backend: each worker node locks its own CPUs
-            n_jobs = n_jobs or -1
-        jobs = (
-            joblib.delayed(_score)(measure, text, problem.name, config, build, fingerprint, i % n_jobs)
-            for i, text in enumerate(todo)
-        )
-        if n_jobs == 1:
-            outputs = (job[0](*job[1], **job[2]) for job in jobs)
-        else:
-            outputs = joblib.Parallel(n_jobs=n_jobs, backend=backend, return_as="generator")(jobs)
-        bar = tqdm(total=len(todo), desc=f"scoring {problem.name}", unit="kernel", disable=not progress)
-        try:
-            for text, result in zip(todo, outputs):
+        if remember and remember.check_call_in_cache(text, problem.name, config, build, fingerprint):
+            try:  # on a cluster, an entry gone since the check is measured there, not here
+                done[text] = (remember(text, problem.name, config, build, fingerprint, measure_here=not session), True)
+                continue
+            except _NotCached:
+                pass
+        todo.append(text)
+    bar = tqdm(total=len(todo), desc=f"scoring {problem.name}", unit="kernel", disable=not progress or not todo)
+    try:
+        if session is not None:
+            for text, out in session.map(score_on_worker, todo, problem.name, config, build, slot_threads):
+                # A task that failed (its workers died, or the cluster went away) is the harness's fault.
+                result, keep = out if isinstance(out, tuple) else (_harness_error(out, problem.name, config), False)
+                if remember and keep:
+                    try:
+                        remember(text, problem.name, config, build, fingerprint, measured=result)
+                    except Exception as err:  # noqa: BLE001 - a full disk loses a cache entry, not the result
+                        print(f"lab: could not cache a result ({type(err).__name__}: {err})", file=sys.stderr)
                 done[text] = (result, False)
                 bar.update()
-        except Exception as err:  # noqa: BLE001 - a worker pool that died: the rest become harness_error
-            for text in todo:
-                done.setdefault(text, (_harness_error(err, problem.name, config), False))
-        finally:
-            bar.close()
+        elif todo:
+            _score_locally(todo, done, bar, remember, problem.name, config, build, fingerprint, slot_threads, n_jobs)
+    finally:
+        bar.close()
     # The first occurrence of a duplicate is the measured one; the rest are cache answers.
     seen: set[str] = set()
     results = []
@@ -535,3 +615,34 @@ def evaluate_batch(
         results.append(dataclasses.replace(result, cached=cached or text in seen))
         seen.add(text)
     return results
+
+
+def _score_locally(todo, done, bar, remember, problem_name, config, build, fingerprint, slot_threads, n_jobs) -> None:
+    """Score `todo` on this machine's core slots with joblib, into `done`. The cached function runs
+    in the pool's processes and writes the cache itself, as soon as it has a verdict."""
+    slots = max(1, len(os.sched_getaffinity(0)) // slot_threads)
+    n_jobs = min(n_jobs or slots, slots, len(todo))  # one job per local core slot
+    if remember:
+        measure, args = remember, (fingerprint,)
+    else:
+        measure, args = _measure, ()
+    jobs = (
+        joblib.delayed(_score)(measure, text, problem_name, config, build, *args, i % n_jobs, slot_threads)
+        for i, text in enumerate(todo)
+    )
+    if n_jobs == 1:
+        outputs = (job[0](*job[1], **job[2]) for job in jobs)
+    else:
+        outputs = joblib.Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
+    try:
+        for text, result in zip(todo, outputs):
+            done[text] = (result, False)
+            bar.update()
+    except Exception as err:  # noqa: BLE001 - a worker pool that died: the rest become harness_error
+        for text in todo:
+            done.setdefault(text, (_harness_error(err, problem_name, config), False))
+
+
+# The evaluator code this process runs, hashed as it is imported: a cluster worker that stays up
+# while its checkout is updated still reports the code it loaded, not the files now on disk.
+_code_fingerprint()

@@ -22,13 +22,13 @@ from __future__ import annotations
 import ast
 import importlib.util
 import re
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
 import numpy as np
-import tomllib
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from lab import paths

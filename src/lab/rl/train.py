@@ -35,23 +35,37 @@ only observes), logs its coverage per step and writes it to `archive.json`.
 Checkpoints go to `output_dir` every `save_steps` (with the archive and the SQD
 state, drawn-but-untrained prompts included, beside the model); the same command
 on the same output_dir resumes from the last one, and refuses checkpoints made
-with a different config. On a CUDA machine with unsloth installed
-(`pip install .[gpu]`), `train.use_unsloth` loads the model through unsloth and
-`train.use_vllm` switches TRL's generation to vLLM; both are off by default and
-guarded, so the CPU path never imports them.
+with a different config; `train.save_total_limit` keeps only the newest ones.
+
+Precision and logging (docs/gpu.md): `train.bf16` (None: on where CUDA supports bfloat16,
+off on CPU) and `train.report_to` (e.g. ["tensorboard"], logging under `<output_dir>/logs`)
+go to the trainer's arguments; `precision_and_reporting` and `tensorboard_dir` are shared
+with the warm start's SFTTrainer. On a CUDA machine with the gpu extra installed
+(`pip install -e ".[gpu]" -c constraints/gpu.txt`), `train.use_unsloth` loads the model
+through unsloth and `train.use_vllm` switches TRL's generation to vLLM, colocated with the
+trainer on the same GPU; both are off by default and guarded, so the CPU path never imports
+them. Unsloth patches transformers and TRL when it is imported, so it must come before
+them: this module imports neither at import time (tests/test_gpu.py checks it), and
+`build_trainer` imports unsloth before anything else (`import_unsloth_first`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
+import os
 import random
+import sys
 import time
+import warnings
 from collections import Counter
 from collections.abc import Set
 from pathlib import Path
 
-from lab.config import ExperimentConfig
+from lab.config import ExperimentConfig, TrainConfig
 from lab.files import JsonlAppender, read_json, read_jsonl, write_json, write_jsonl
+from lab.harness.evaluate import evaluate_batch
 from lab.policy.prompts import prompt_text
 from lab.rl.reward import HarnessReward
 from lab.rl.sqd import SQDSchedule, TechniqueArchive
@@ -61,6 +75,79 @@ ARCHIVE_STATE = "archive_state.json"  # in each checkpoint folder, beside the Tr
 
 
 TRAINING_SAMPLES = "training_samples.jsonl"  # beside train_log.jsonl: every scored completion
+
+TENSORBOARD_LOGS = "logs"  # in the output folder: where `report_to: [tensorboard]` writes
+
+#: vLLM's share of the GPU's memory (weights and KV cache) when it is colocated with the
+#: trainer; the rest is left to training. TRL's default, stated here so it is not a surprise.
+VLLM_GPU_MEMORY_UTILIZATION = 0.3
+
+#: What unsloth patches: imported before it, they run unpatched (unsloth warns).
+_PATCHED_BY_UNSLOTH = ("trl", "transformers", "peft")
+
+
+def resolve_bf16(setting: bool | None) -> bool:
+    """Whether to train in bfloat16: `train.bf16` as set, or (None) where the CUDA device
+    supports bfloat16 natively; False on CPU. True without CUDA bfloat16 raises."""
+    import torch
+
+    cuda = torch.cuda.is_available()
+    if setting is None:
+        # Native support only (Ampere and newer): emulated bfloat16 on older GPUs is slower
+        # than float32, so it is not a sensible default.
+        return cuda and torch.cuda.is_bf16_supported(including_emulation=False)
+    if setting and not (cuda and torch.cuda.is_bf16_supported()):
+        raise RuntimeError("train.bf16: true needs a CUDA GPU with bfloat16 support; leave bf16 unset or false here")
+    return setting
+
+
+def precision_and_reporting(train: TrainConfig) -> dict:
+    """The trainer arguments GRPO and the warm start's SFT share: bf16 and report_to."""
+    return {"bf16": resolve_bf16(train.bf16), "report_to": list(train.report_to)}
+
+
+@contextlib.contextmanager
+def tensorboard_dir(report_to: list[str], path: Path):
+    """While a Trainer is built inside it, its TensorBoard logs are set to go to `path`.
+
+    transformers 5 has no `logging_dir` argument any more: its TensorBoardCallback reads the
+    TENSORBOARD_LOGGING_DIR variable when the Trainer creates it (default: a dated folder
+    under output_dir/runs). The variable is restored afterwards, so it cannot leak into the
+    next trainer of the process (another seed's run)."""
+    if "tensorboard" not in report_to:
+        yield
+        return
+    key = "TENSORBOARD_LOGGING_DIR"
+    before = os.environ.get(key)
+    os.environ[key] = str(path)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = before
+
+
+def import_unsloth_first() -> None:
+    """Import unsloth, before transformers, TRL and peft where this process has not loaded
+    them yet (unsloth patches them as it is imported). Call it before anything that may
+    import them; a no-op once unsloth is loaded."""
+    if "unsloth" in sys.modules:
+        return
+    early = [m for m in _PATCHED_BY_UNSLOTH if m in sys.modules]
+    if early:
+        warnings.warn(
+            f"{', '.join(early)} imported before unsloth: its patches may not apply; "
+            "call lab.rl.train.import_unsloth_first() at the start of the process",
+            stacklevel=2,
+        )
+    try:
+        import unsloth  # noqa: F401 - imported for its patches
+    except ModuleNotFoundError as err:
+        if err.name != "unsloth":
+            raise
+        raise RuntimeError("train.use_unsloth needs unsloth: pip install -e '.[gpu]' -c constraints/gpu.txt") from None
 
 
 def text_hash(text: str) -> str:
@@ -87,6 +174,8 @@ def _sample_records(step: int, reward_fn: HarnessReward) -> list[dict]:
             "violation": violation,
             "archive_improved": up,
             "measured": ran,
+            "host": r.host,  # where it was measured (a cluster worker's host, or this machine)
+            "machine": r.machine,
         }
         for r, text, problem, mode, allowed, violation, up, ran in zip(
             reward_fn.last,
@@ -223,7 +312,7 @@ def _load_model(config: ExperimentConfig):
     if config.train.use_unsloth:
         if not torch.cuda.is_available():
             raise RuntimeError("use_unsloth needs a CUDA GPU")
-        from unsloth import FastLanguageModel  # noqa: PLC0415 - GPU-only dependency
+        from unsloth import FastLanguageModel  # GPU-only dependency (already imported first)
 
         model, tokenizer = FastLanguageModel.from_pretrained(config.model, load_in_4bit=False)
         return model, tokenizer
@@ -259,12 +348,16 @@ def build_trainer(
     `extra_reward_funcs` are added to the harness reward (TRL sums them), e.g. for shaping
     experiments; `archive_state` (from a checkpoint) restores the archive and SQD schedule. The reward function is
     `trainer.harness_reward`, the schedule (None without SQD) `trainer.sqd_schedule`."""
-    import torch
-    from trl import GRPOConfig, GRPOTrainer
+    import torch  # unsloth only needs to precede transformers, TRL and peft
 
     t = config.train
     if (t.use_vllm or t.use_unsloth) and not torch.cuda.is_available():
         raise RuntimeError("use_vllm and use_unsloth need a CUDA GPU; leave them off on CPU")
+    if t.use_unsloth:
+        import_unsloth_first()
+    from trl import GRPOConfig, GRPOTrainer
+
+    precision = precision_and_reporting(t)  # before loading the model: a bad bf16 fails fast
     model, tokenizer = _load_model(config)
     saved = archive_state or {}
     problems = list(dict.fromkeys(e.problem for e in config.entries))
@@ -285,6 +378,8 @@ def build_trainer(
         config.reward,
         config.measure,
         archives=archives,
+        # The rewards are measured where config.compute says: this machine, or a Dask cluster.
+        evaluate=functools.partial(evaluate_batch, progress=False, compute=config.compute),
         name="suite" if config.suite else None,
         sqd=config.sqd,
     )
@@ -302,10 +397,13 @@ def build_trainer(
         logging_steps=1,
         save_steps=t.save_steps,
         save_strategy="steps",
-        report_to=[],
-        bf16=False,
+        save_total_limit=t.save_total_limit,
+        **precision,
         use_cpu=not torch.cuda.is_available(),
         use_vllm=t.use_vllm,
+        # vLLM in this process, on the trainer's GPU: no separate `trl vllm-serve` to start.
+        vllm_mode="colocate",
+        vllm_gpu_memory_utilization=VLLM_GPU_MEMORY_UTILIZATION,
         top_k=0,
         top_p=1.0,
         disable_tqdm=False,
@@ -322,14 +420,15 @@ def build_trainer(
         peft_config = LoraConfig(
             r=t.lora_rank, lora_alpha=2 * t.lora_rank, task_type="CAUSAL_LM", target_modules="all-linear"
         )
-    trainer = GRPOTrainer(
-        model=model,
-        reward_funcs=[reward_fn, *(extra_reward_funcs or [])],
-        args=args,
-        train_dataset=_dataset(config, schedule),
-        processing_class=tokenizer,
-        peft_config=peft_config,
-    )
+    with tensorboard_dir(args.report_to, Path(output_dir) / TENSORBOARD_LOGS):
+        trainer = GRPOTrainer(
+            model=model,
+            reward_funcs=[reward_fn, *(extra_reward_funcs or [])],
+            args=args,
+            train_dataset=_dataset(config, schedule),
+            processing_class=tokenizer,
+            peft_config=peft_config,
+        )
     samples_path = log_path.with_name(TRAINING_SAMPLES) if log_path is not None else None
     trainer.add_callback(_step_callback(reward_fn, log_path, schedule, samples_path))
     trainer.harness_reward, trainer.sqd_schedule = reward_fn, schedule
@@ -338,7 +437,9 @@ def build_trainer(
 
 #: Fields of an experiment that do not change what training does (where results go, how
 #: the trained policy is evaluated afterwards).
-_NOT_TRAINING = frozenset({"name", "results_dir", "runs_dir", "evaluation", "seeds"})
+# Where the rewards are measured (compute) is a fact of the run, like the machine: a run may
+# resume on another cluster; its training samples record the hosts.
+_NOT_TRAINING = frozenset({"name", "results_dir", "runs_dir", "evaluation", "seeds", "compute"})
 
 
 def training_config(config: ExperimentConfig) -> dict:

@@ -33,7 +33,7 @@ from lab.files import read_json, write_json, write_jsonl
 from lab.harness.evaluate import evaluate_batch
 from lab.harness.problems import load_problem
 from lab.policy.sample import chat_prompt, load_policy, sample_records
-from lab.rl.train import text_hash
+from lab.rl.train import TENSORBOARD_LOGS, precision_and_reporting, tensorboard_dir, text_hash
 
 CONFIG = "warm_start_config.json"
 
@@ -82,7 +82,12 @@ def warm_start(config: ExperimentConfig, out: Path, fingerprint: dict | None = N
             phrasings=len(problem.train_prompts),
         )
         print(f"warm start: scoring {len(records)} samples of {entry.problem}/{entry.mode}", flush=True)
-        results = evaluate_batch([r["completion"] for r in records], entry.problem, config.measure.for_mode(entry.mode))
+        results = evaluate_batch(
+            [r["completion"] for r in records],
+            entry.problem,
+            config.measure.for_mode(entry.mode),
+            compute=config.compute,
+        )
         scored += [{**rec, **res.to_dict(), "mode": entry.mode} for rec, res in zip(records, results)]
     kept = [s for s in scored if s["status"] == "ok" and s.get("speedup")]
     weights = copies([s["speedup"] for s in kept], settings.max_copies)
@@ -159,13 +164,14 @@ def _fine_tune(config: ExperimentConfig, model, tokenizer, rows: list[dict], out
         completion_only_loss=True,
         save_strategy="no",
         logging_steps=10,
-        report_to=[],
         seed=config.seed,
-        bf16=False,
+        **precision_and_reporting(config.train),  # bf16 and report_to, as GRPO has them
         use_cpu=not torch.cuda.is_available(),
         disable_tqdm=False,
     )
-    trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer)
+    # The logs go beside the result, not into out/sft, which is deleted after training.
+    with tensorboard_dir(args.report_to, out / TENSORBOARD_LOGS):
+        trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer)
     result = trainer.train()
     trainer.save_model(str(out / "final"))
     tokenizer.save_pretrained(str(out / "final"))
