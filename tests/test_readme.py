@@ -1,6 +1,7 @@
 """The README's result tables are the committed results: each one, rendered again from its
 comparison.json (lab.analysis.compare.markdown_tables) or from the suite summary
-(lab.analysis.suite.markdown_tables) or from the SQD study (lab.analysis.sqd_study.markdown_tables),
+(lab.analysis.suite.markdown_tables) or from the SQD study (lab.analysis.sqd_study.markdown_tables)
+or from a report (the detector, the cluster benchmark),
 must appear in the README verbatim."""
 
 from __future__ import annotations
@@ -90,3 +91,13 @@ def test_readme_detector_table_matches_the_committed_report():
     table = markdown_table(read_json(ROOT / "results" / "detector.json"))
     missing = [line for line in table.splitlines() if line not in readme]
     assert not missing, f"README.md lacks these rows of results/detector.json (or they are stale): {missing}"
+
+
+def test_readme_cluster_table_matches_the_committed_benchmark():
+    from lab.analysis.bench_cluster import markdown_table
+    from lab.files import read_json
+
+    readme = (ROOT / "README.md").read_text().splitlines()
+    table = markdown_table(read_json(ROOT / "results" / "bench_cluster.json"))
+    missing = [line for line in table.splitlines() if line and line not in readme]
+    assert not missing, f"README.md lacks these rows of results/bench_cluster.json (or they are stale): {missing}"
