@@ -258,3 +258,53 @@ def test_workers_of_another_machine_or_evaluator_are_refused(capsys):
         line.startswith("lab: refusing dask worker tcp://f:1 (host ?): its probe failed (ModuleNotFoundError")
         for line in err
     )
+
+
+class _FakeFuture:
+    def __init__(self, key: str, value, finished: bool):
+        self.key, self.value, self.status = key, value, "finished" if finished else "pending"
+
+    def done(self) -> bool:
+        return self.status != "pending"
+
+    def result(self, timeout=None):
+        return self.value
+
+
+class _FakeScheduler(_FakeClient):
+    """A client whose first batch's only worker dies as soon as it is handed the tasks (after
+    finishing those in `quick`); `newcomer` then joins, and finishes whatever it is sent."""
+
+    def __init__(self, facts, quick=(), newcomer=None):
+        super().__init__(facts)
+        self.quick, self.newcomer, self.submitted = set(quick), newcomer, []
+
+    def map(self, fn, items, *args, key, pure, workers, allow_other_workers):
+        first = not self.submitted
+        futures = [_FakeFuture(k, fn(i), finished=(i in self.quick) or not first) for k, i in zip(key, items)]
+        self.submitted.append((list(items), workers))
+        if first:
+            self.facts = dict(self.newcomer or {})
+        return futures
+
+    def cancel(self, futures):
+        for f in futures:
+            f.status = "cancelled"
+
+
+def test_a_batch_whose_workers_die_waits_for_a_newcomer_or_ends_with_one_error_each(monkeypatch):
+    from lab.harness import cluster
+
+    monkeypatch.setattr(cluster, "POLL_S", 0.01)
+    monkeypatch.setattr(cluster, "WORKER_WAIT_S", 0.3)
+    worker = {"host": "n", "machine": "M", "evaluator": "E"}
+    # Nobody comes: the finished task counts once, the other two end with an error each.
+    client = _FakeScheduler({"tcp://a:1": worker}, quick={1})
+    out = list(cluster.Session("tcp://head:1", client, probe=None, evaluator="E").map(lambda x: x * 10, [1, 2, 3]))
+    assert out[0] == (1, 10) and sorted(item for item, _ in out[1:]) == [2, 3] and len(out) == 3
+    assert all(isinstance(e, cluster.ClusterError) and "no accepted dask worker" in str(e) for _, e in out[1:])
+    # A worker joins: the stranded tasks are sent to it (and only to it) and finish there.
+    client = _FakeScheduler({"tcp://a:1": worker}, quick={1}, newcomer={"tcp://b:1": worker})
+    out = list(cluster.Session("tcp://head:1", client, probe=None, evaluator="E").map(lambda x: x * 10, [1, 2, 3]))
+    assert sorted(out) == [(1, 10), (2, 20), (3, 30)]
+    assert client.submitted == [([1, 2, 3], ["tcp://a:1"]), ([2, 3], ["tcp://b:1"])]
