@@ -25,6 +25,7 @@ import statistics
 import time
 
 from lab.analysis.bench_harness import _batch
+from lab.analysis.compare import table_text
 from lab.config import ComputeConfig, MeasureConfig
 from lab.files import write_json
 from lab.harness.evaluate import evaluate_batch
@@ -100,29 +101,35 @@ def bench(completions: int, rounds: int) -> dict:
 
 def markdown_table(report: dict) -> str:
     """The README's table of a bench_cluster report: medians, [min, max] over the rounds."""
+    n = report["completions"]
 
     def rate(walls: dict) -> str:
-        n = report["completions"]
         return f"{n / walls['median']:.2f} [{n / walls['max']:.2f}, {n / walls['min']:.2f}]"
 
     o, g = report["overhead_s_per_candidate"], report["gflops_cluster_over_local"]
-    rows = [
-        f"| this machine's pool (joblib, {report['machine']['cores']} slots) | {rate(report['local_wall_s'])} | "
-        f"{report['local_wall_s']['median']:.1f} | |",
-        f"| loopback cluster (2 Dask workers) | {rate(report['cluster_wall_s'])} | "
-        f"{report['cluster_wall_s']['median']:.1f} | "
-        f"{o['median'] * 1e3:.0f} [{o['min'] * 1e3:.0f}, {o['max'] * 1e3:.0f}] |",
+    local, remote = report["local_wall_s"], report["cluster_wall_s"]
+    head = [
+        f"where ({n} candidates, {report['rounds']} rounds)",
+        "candidates/s",
+        "wall (s)",
+        "overhead per candidate (ms)",
     ]
-    head = (
-        f"| where ({report['completions']} candidates, {report['rounds']} rounds) | candidates/s | wall (s) "
-        "| overhead per candidate (ms) |\n| --- | --- | --- | --- |"
-    )
-    foot = (
-        f"\n\nGFLOPS of the same kernel, cluster / local: {g['median']:.2f} [{g['min']:.2f}, {g['max']:.2f}]."
-        if g
-        else ""
-    )
-    return head + "\n" + "\n".join(rows) + foot
+    rows = [
+        [
+            f"this machine's pool (joblib, {report['machine']['cores']} slots)",
+            rate(local),
+            f"{local['median']:.1f}",
+            "",
+        ],
+        [
+            "loopback cluster (2 Dask workers)",
+            rate(remote),
+            f"{remote['median']:.1f}",
+            f"{o['median'] * 1e3:.0f} [{o['min'] * 1e3:.0f}, {o['max'] * 1e3:.0f}]",
+        ],
+    ]
+    foot = f"\n\nGFLOPS of the same kernel, cluster / local: {g['median']:.2f} [{g['min']:.2f}, {g['max']:.2f}]."
+    return table_text(head, rows) + (foot if g else "")
 
 
 def main(argv: list[str] | None = None) -> int:

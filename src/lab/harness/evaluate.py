@@ -525,9 +525,11 @@ def evaluator_fingerprint() -> str:
     return f"{harness_fingerprint()}-{_code_fingerprint()}"
 
 
+@cache
 def host_code_fingerprint() -> str:
     """The lab code and the whole of harness/ (every problem folder too) a host measures with: a
-    cluster worker must have the client's."""
+    cluster worker must have the client's. Taken once per process, like the code fingerprint (it
+    is asked on every cluster batch)."""
     return f"{tree_hash(paths.harness_dir())}-{_code_fingerprint()}"
 
 
