@@ -40,8 +40,10 @@ from lab.harness.problems import Problem
 PEAK_MARGIN = 1.5
 #: A result's baseline may differ from the calibrated one by at most this factor either way.
 BASELINE_FACTOR = 3.0
-#: Runs of a baseline's calibration; the fastest counts.
+#: Runs of a baseline's calibration at most (fewer once two agree within CALIBRATION_AGREE); the
+#: fastest counts.
 CALIBRATION_RUNS = 3
+CALIBRATION_AGREE = 0.05
 
 
 def _path() -> Path:
@@ -102,6 +104,16 @@ def peak_gflops_per_core() -> float:
     return _calibrated("peak_gflops_per_core", measure)
 
 
+def _two_agree(runs: list[float]) -> bool:
+    """Whether two of the calibration runs so far lie within CALIBRATION_AGREE of each other.
+
+    >>> _two_agree([2.0]), _two_agree([2.0, 1.0]), _two_agree([2.0, 1.0, 1.96])
+    (False, False, True)
+    """
+    best = sorted(runs, reverse=True)
+    return any(b >= a * (1 - CALIBRATION_AGREE) for a, b in zip(best, best[1:]))
+
+
 def baseline_gflops(problem: Problem, n: int, config: MeasureConfig) -> float:
     """The calibrated GFLOPS of `problem`'s textbook baseline at size n (serial, like every baseline).
     Timed with the whole machine held, like the peak: a neighbour's run would share the caches and
@@ -111,10 +123,11 @@ def baseline_gflops(problem: Problem, n: int, config: MeasureConfig) -> float:
         exe = measurer(problem, BuildConfig())
         argv = [str(exe), "--baseline-only", "1", "--n", str(n), "--odd-n", str(n), "--result-fd", "1", "--nonce", "-"]
         argv += ["--baseline-min-time", repr(max(config.baseline_min_time_s, 0.2)), "--min-reps", "5"]
-        runs = []
+        runs: list[float] = []
         # The best of a few runs: the slots are held, but a process outside the lab (a trainer on
-        # the same CPUs) can still slow one run, and a low calibration would make honest runs suspicious.
-        for _ in range(CALIBRATION_RUNS):
+        # the same CPUs) can still slow one run, and a low calibration would make honest runs
+        # suspicious. Two runs that agree were not slowed apart, so a third adds nothing.
+        while len(runs) < CALIBRATION_RUNS and not _two_agree(runs):
             out = subprocess.run(
                 ["taskset", "-c", str(cpu), *argv], capture_output=True, text=True, check=True, timeout=120
             ).stdout
