@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -28,9 +30,13 @@ def live_sandbox_processes() -> list[int]:
 
 @pytest.fixture(scope="session")
 def smoke_policy(tmp_path_factory) -> Path:
-    """The smoke-preset seed policy, built once per test session (tiny: trains in seconds)."""
-    from lab.policy.seed_policy.pretrain import SMOKE, build_seed_model
-
+    """The smoke-preset seed policy, built once per test session by `lab seed-model --preset smoke`
+    (what `make smoke` runs; about a minute). In its own process, so that its OpenMP threads
+    spin-wait as usual: nothing is scored beside the build, and passive waiting (this session's
+    setting) slows it by a sixth."""
     out = tmp_path_factory.mktemp("policy") / "smoke"
-    build_seed_model(out, SMOKE, progress=False)
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    cmd = [sys.executable, "-m", "lab.cli", "seed-model", "--preset", "smoke", "--out", str(out)]
+    build = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    assert build.returncode == 0, build.stderr[-2000:]
     return out

@@ -8,6 +8,7 @@ import random
 import re
 import subprocess
 import sys
+from collections import Counter
 from dataclasses import replace
 
 import pytest
@@ -125,6 +126,16 @@ def test_styles_vary_and_render_deterministically():
     assert len(set(texts)) >= 25  # plain kernels still differ in names, types, braces, comments
     spec = random_spec(random.Random(5), "dgemm")
     assert render(spec) == render(spec)
+
+
+def test_a_corpus_of_some_problems_keeps_their_shares():
+    """The smoke preset's corpus: only its problems, in the full mix's proportions to each other."""
+    corpus = make_corpus(1140, seed=0, problems=("dgemm", "dot", "histogram"))
+    counts = Counter(e.problem for e in corpus)
+    assert set(counts) == {"dgemm", "dot", "histogram"}
+    assert 0.6 <= counts["dgemm"] / len(corpus) <= 0.8  # 0.4 / 0.57 of the full mix's weight
+    with pytest.raises(ValueError, match="no corpus for problem.s. gemm"):
+        make_corpus(10, problems=("gemm",))
 
 
 def test_corpus_mix_and_conditioning():

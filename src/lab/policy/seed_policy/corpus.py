@@ -17,7 +17,8 @@ Each record is what a base code model might be asked and might answer:
   get it in about 40% of the completions (fewer for prefix_sum, whose one OpenMP family is
   the two-pass scan).
 
-`make_corpus(n, seed)` is deterministic for a seed.
+`make_corpus(n, seed)` is deterministic for a seed; `make_corpus(n, seed, problems)` draws only
+from those problems (their PROBLEM_WEIGHTS renormalized), as the smoke preset does.
 """
 
 from __future__ import annotations
@@ -91,8 +92,9 @@ def as_completion(code: str, rng: random.Random) -> str:
     return f"{lead}```c\n{code}```{rng.choice(_TAILS)}"
 
 
-def make_example(rng: random.Random) -> Example:
-    problem = rng.choices(list(PROBLEM_WEIGHTS), list(PROBLEM_WEIGHTS.values()))[0]
+def make_example(rng: random.Random, problems: tuple[str, ...] | None = None) -> Example:
+    weights = {p: w for p, w in PROBLEM_WEIGHTS.items() if problems is None or p in problems}
+    problem = rng.choices(list(weights), list(weights.values()))[0]
     mode = rng.choices(list(MODE_WEIGHTS), list(MODE_WEIGHTS.values()))[0]
     threads = rng.choice(THREADS)
     permitted = random_permitted(rng, problem, mode) if rng.random() < CONDITIONED_RATE else None
@@ -129,6 +131,9 @@ def _wording(rng: random.Random, problem: str, mode: str | None) -> int | str:
     return rng.randrange(len(TRAIN_PHRASINGS[problem]))
 
 
-def make_corpus(n: int, seed: int = 0) -> list[Example]:
+def make_corpus(n: int, seed: int = 0, problems: tuple[str, ...] | None = None) -> list[Example]:
+    unknown = sorted(set(problems or ()) - set(PROBLEM_WEIGHTS))
+    if unknown:
+        raise ValueError(f"no corpus for problem(s) {', '.join(unknown)} (known: {', '.join(PROBLEM_WEIGHTS)})")
     rng = random.Random(seed)
-    return [make_example(rng) for _ in range(n)]
+    return [make_example(rng, problems) for _ in range(n)]
