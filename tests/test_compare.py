@@ -33,10 +33,14 @@ def test_unfair_configs_are_refused(change, message):
 
 
 def test_what_may_differ_does():
-    # The baseline does not train: its reward and budget are not compared; SQD's schedule may differ.
-    check_fair(
-        load_config(SMOKE_PATH, ["experiments.baseline.train.steps=7", "experiments.grpo_sqd.sqd.empty_weight=9.0"])
-    )
+    # The baseline does not train: its reward and budget are not compared; SQD's schedule may
+    # differ, and so may the learning curve's samples (no comparison reads the curve).
+    changes = [
+        "experiments.baseline.train.steps=7",
+        "experiments.grpo_sqd.sqd.empty_weight=9.0",
+        "experiments.grpo.evaluation.curve_samples=5",
+    ]
+    check_fair(load_config(SMOKE_PATH, changes))
     with pytest.raises(ValueError, match="single-problem"):
         check_fair(load_config(ROOT / "configs" / "suite_smoke.yaml"))
 

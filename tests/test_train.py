@@ -173,24 +173,25 @@ def test_last_checkpoint_skips_incomplete_ones(tmp_path):
     assert last_checkpoint(tmp_path) == str(tmp_path / "checkpoint-2")  # checkpoint-10: cut off earlier
 
 
-def _train_script(policy, out, sqd: bool, steps: int, **extra) -> str:
+def _train_script(policy, out, steps: int, **extra) -> str:
     train = dict(steps=steps, group_size=4, prompts_per_step=1, max_completion_length=96, save_steps=2, **extra)
     return (
         "from lab.config import ExperimentConfig, MeasureConfig, SQDConfig, TrainConfig; "
         "from lab.rl.train import train; "
         f"train(ExperimentConfig(name='run', kind='grpo', model={str(policy)!r}, "
         f"measure={TINY_MEASURE!r}, "
-        f"train=TrainConfig(**{train!r}), sqd={'SQDConfig(steps_per_stage=1)' if sqd else None}), "
+        f"train=TrainConfig(**{train!r}), sqd=SQDConfig(steps_per_stage=1)), "
         f"{str(out)!r})"
     )
 
 
-@pytest.mark.parametrize("sqd", [False, True], ids=["grpo", "grpo_sqd"])
-def test_resume_after_a_kill_finishes_with_complete_results(tiny_policy, tmp_path, sqd):
+def test_resume_after_a_kill_finishes_with_complete_results(tiny_policy, tmp_path):
+    """GRPO+SQD, whose resume carries the most state (the trainer's, the archive and its stage,
+    the prompts drawn a step ahead): plain GRPO resumes through the same code, less the archive."""
     from lab.rl.train import last_checkpoint
 
     out = tmp_path / "run"
-    script = _train_script(tiny_policy, out, sqd, steps=6)
+    script = _train_script(tiny_policy, out, steps=6)
     first = subprocess.Popen(
         [sys.executable, "-c", script],
         cwd=ROOT,
@@ -226,21 +227,18 @@ def test_resume_after_a_kill_finishes_with_complete_results(tiny_policy, tmp_pat
     assert saved["train"]["steps"] == 6 and saved["measure"]["n"] == 48 and "results_dir" not in saved
     archive = json.loads((out / "archive.json").read_text())["dgemm"]
     assert {"coverage", "qd_score", "cells", "elites", "stage_history"} <= set(archive)
-    if sqd:
-        # One stage per step, carried across the kill. Prompts are drawn a step ahead, so
-        # step k's prompts come from the stage after step k-2; the resumed run replays the
-        # prompts the killed one had drawn but not trained on. No advance after the last step.
-        assert [r["stage"]["dgemm"] for r in rows] == [1, 1, 2, 3, 4, 5]
-        assert [(h["step"], h["stage"]) for h in archive["stage_history"]] == [
-            (0, 1),
-            (1, 2),
-            (2, 3),
-            (3, 4),
-            (4, 5),
-            (5, 6),
-        ]
-    else:
-        assert archive["stage_history"] is None
+    # One stage per step, carried across the kill. Prompts are drawn a step ahead, so
+    # step k's prompts come from the stage after step k-2; the resumed run replays the
+    # prompts the killed one had drawn but not trained on. No advance after the last step.
+    assert [r["stage"]["dgemm"] for r in rows] == [1, 1, 2, 3, 4, 5]
+    assert [(h["step"], h["stage"]) for h in archive["stage_history"]] == [
+        (0, 1),
+        (1, 2),
+        (2, 3),
+        (3, 4),
+        (4, 5),
+        (5, 6),
+    ]
 
 
 def test_a_run_killed_after_its_last_checkpoint_trains_no_more(tiny_policy, tmp_path):

@@ -52,6 +52,16 @@ _SHARED = ("model", "problem", "measure", "evaluation", "seeds", "suite")
 _SHARED_TRAINED = ("reward", "train")
 #: Entries of a saved config.json that name or describe a run rather than set it up.
 _NOT_SETTINGS = RUN_FACTS | {"name", "seed", "code"}
+#: Evaluation settings arms may differ in: the learning curve evaluates checkpoints on the side,
+#: and no comparison reads it.
+_NOT_COMPARED = ("curve_samples",)
+
+
+def _settings(arm: ExperimentConfig) -> dict:
+    """What fairness compares of an arm: its config, less the evaluation settings no comparison reads."""
+    settings = arm.to_dict()
+    settings["evaluation"] = {k: v for k, v in settings["evaluation"].items() if k not in _NOT_COMPARED}
+    return settings
 
 
 def check_fair(config: LabConfig, reference: str | None = None, suites: bool = False) -> None:
@@ -67,9 +77,9 @@ def check_fair(config: LabConfig, reference: str | None = None, suites: bool = F
     if reference is not None:
         if reference not in config.experiments:
             raise ValueError(f"{config.path}: no experiment {reference!r} to compare against")
-        ref = config.experiments[reference].to_dict()
+        ref = _settings(config.experiments[reference])
         for a in arms:
-            diff = [k for k in _SHARED if a.to_dict()[k] != ref[k]]
+            diff = [k for k in _SHARED if _settings(a)[k] != ref[k]]
             if diff:
                 raise ValueError(f"unfair comparison: {a.name} and {reference} differ in {', '.join(diff)}")
         budgets = {a.name: (a.train.steps, a.train.batch_size) for a in arms if a.kind == "grpo"}
@@ -81,7 +91,7 @@ def check_fair(config: LabConfig, reference: str | None = None, suites: bool = F
         return
     for a, b in itertools.combinations(arms, 2):
         keys = _SHARED + (_SHARED_TRAINED if a.kind == b.kind == "grpo" else ())
-        da, db = a.to_dict(), b.to_dict()
+        da, db = _settings(a), _settings(b)
         diff = [k for k in keys if da[k] != db[k]]
         if diff:
             raise ValueError(f"unfair comparison: {a.name} and {b.name} differ in {', '.join(diff)}")
