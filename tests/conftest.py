@@ -37,6 +37,6 @@ def smoke_policy(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("policy") / "smoke"
     env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
     cmd = [sys.executable, "-m", "lab.cli", "seed-model", "--preset", "smoke", "--out", str(out)]
-    build = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    build = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=250)
     assert build.returncode == 0, build.stderr[-2000:]
     return out

@@ -138,6 +138,16 @@ def test_a_corpus_of_some_problems_keeps_their_shares():
         make_corpus(10, problems=("gemm",))
 
 
+def test_the_smoke_policy_knows_every_problem_the_smoke_configs_ask_for():
+    from lab.config import load_config
+    from lab.policy.seed_policy.pretrain import SMOKE
+
+    for path in sorted((ROOT / "configs").glob("*smoke*.yaml")):
+        for cfg in load_config(path).experiments.values():
+            asked = {e.problem for e in cfg.entries}
+            assert asked <= set(SMOKE.problems), f"{path.name}: {cfg.name} asks for {asked - set(SMOKE.problems)}"
+
+
 def test_corpus_mix_and_conditioning():
     corpus = make_corpus(1500, seed=0)
     correct = sum(e.correct for e in corpus) / len(corpus)

@@ -241,6 +241,31 @@ def test_resume_after_a_kill_finishes_with_complete_results(tiny_policy, tmp_pat
     ]
 
 
+def test_plain_grpo_resumes_on_the_prompts_it_had_not_trained_on(tiny_policy, tmp_path):
+    """Plain GRPO reads a fixed, shuffled prompt list, so a resumed run must skip the batches its
+    checkpoint covers (SQD's stream has nothing to skip). Cut back to checkpoint-1, step 2 runs
+    again on the same prompt from the same random state: the same completions, scored once."""
+    from lab.rl.train import train
+
+    cfg = dataclasses.replace(
+        experiment(tiny_policy, steps=2, group_size=4, prompts_per_step=1, max_completion_length=64, save_steps=1),
+        name="run",
+        runs_dir=str(tmp_path),
+    )
+    out = tmp_path / "run" / "s0"
+    train(cfg)
+    first = [json.loads(line) for line in (out / "training_samples.jsonl").read_text().splitlines()]
+    for done in ("checkpoint-2", "final"):
+        shutil.rmtree(out / done)  # as if killed after checkpoint-1
+    (out / "archive.json").unlink()
+    train(cfg)
+    rows = [json.loads(line) for line in (out / "train_log.jsonl").read_text().splitlines()]
+    again = [json.loads(line) for line in (out / "training_samples.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1, 2] and [r["step"] for r in again] == [1] * 4 + [2] * 4
+    assert [r["text_hash"] for r in again] == [r["text_hash"] for r in first]
+    assert json.loads((out / "archive.json").read_text())["dgemm"]["stage_history"] is None
+
+
 def test_a_run_killed_after_its_last_checkpoint_trains_no_more(tiny_policy, tmp_path):
     from lab.rl.train import train
 

@@ -9,7 +9,8 @@
 The arms are the experiments of one single-problem config (baseline, grpo, grpo_sqd...),
 each already evaluated with several seeds (lab.analysis.experiments). Before anything is
 compared, the arms must agree on what makes a comparison fair: every arm on the model,
-problem, measurement, evaluation protocol and seeds; trained arms also on the reward and
+problem, measurement, evaluation protocol (all but the learning curve's sample count, which no
+comparison reads) and seeds; trained arms also on the reward and
 the training budget (only the SQD schedule and the warm start may differ), and each
 trained arm's log must show every step of every seed with a full batch of reward
 evaluations. A warm start's scored samples are reported beside the budget
