@@ -20,6 +20,13 @@ EXAMPLES = ROOT / "harness"
 TINY_MEASURE = MeasureConfig(n=48, min_time_s=0.02, min_reps=3, baseline_min_time_s=0.01)
 
 requires_root = pytest.mark.skipif(not sandbox.is_root(), reason="uid switch and namespaces need root")
+#: `lab` as a user runs it: the CLI in a child process of this Python.
+LAB = [sys.executable, "-m", "lab.cli"]
+
+
+def run_lab(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """`lab ARGS` from the repository root; its output captured as text."""
+    return subprocess.run([*LAB, *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=timeout)
 
 
 def live_sandbox_processes() -> list[int]:
@@ -36,7 +43,6 @@ def smoke_policy(tmp_path_factory) -> Path:
     setting) slows it by a sixth."""
     out = tmp_path_factory.mktemp("policy") / "smoke"
     env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
-    cmd = [sys.executable, "-m", "lab.cli", "seed-model", "--preset", "smoke", "--out", str(out)]
-    build = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=250)
+    build = run_lab("seed-model", "--preset", "smoke", "--out", str(out), env=env, timeout=250)
     assert build.returncode == 0, build.stderr[-2000:]
     return out

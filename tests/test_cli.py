@@ -3,27 +3,19 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 import yaml
 
 from lab.config import ExperimentConfig
-from tests.conftest import EXAMPLES, KERNELS, ROOT
+from tests.conftest import EXAMPLES, KERNELS, run_lab
 
 NAIVE = EXAMPLES / "dgemm" / "examples" / "naive.c"
 FAST_FLAGS = ["--n", "96"]
 
 
-def lab(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "lab.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=300
-    )
-
-
 def test_score_json_last_line_is_the_result():
-    out = lab("score", str(NAIVE), "--problem", "dgemm", *FAST_FLAGS, "--json")
+    out = run_lab("score", str(NAIVE), "--problem", "dgemm", *FAST_FLAGS, "--json")
     assert out.returncode == 0, out.stderr
     record = json.loads(out.stdout.strip().splitlines()[-1])
     for key in (
@@ -49,14 +41,14 @@ def test_score_json_last_line_is_the_result():
 
 
 def test_score_failing_kernel_still_exits_zero():
-    out = lab("score", str(KERNELS / "hostile" / "no_work_empty_body.c"), *FAST_FLAGS, "--json")
+    out = run_lab("score", str(KERNELS / "hostile" / "no_work_empty_body.c"), *FAST_FLAGS, "--json")
     assert out.returncode == 0
     record = json.loads(out.stdout.strip().splitlines()[-1])
     assert record["status"] == "wrong_result" and record["gflops"] is None and record["reward"] == -10
 
 
 def test_score_chat_completion_file():
-    out = lab("score", str(KERNELS / "legit" / "chat_blocked_omp.md"), *FAST_FLAGS, "--threads", "2")
+    out = run_lab("score", str(KERNELS / "legit" / "chat_blocked_omp.md"), *FAST_FLAGS, "--threads", "2")
     assert out.returncode == 0 and out.stdout.startswith("ok")
 
 
@@ -72,7 +64,7 @@ def test_score_chat_completion_file():
     ],
 )
 def test_bad_usage_is_one_clear_line(args, message):
-    out = lab(*args)
+    out = run_lab(*args)
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and lines[0].startswith("lab: error:")
@@ -88,7 +80,7 @@ def test_score_batch_joins_results_by_id(tmp_path):
     src = tmp_path / "in.jsonl"
     src.write_text("\n".join(json.dumps(r) for r in records) + "\n")
     out_path = tmp_path / "out.jsonl"
-    out = lab("score-batch", str(src), "--out", str(out_path), *FAST_FLAGS)
+    out = run_lab("score-batch", str(src), "--out", str(out_path), *FAST_FLAGS)
     assert out.returncode == 0, out.stderr
     rows = [json.loads(line) for line in out_path.read_text().splitlines()]
     assert [r["id"] for r in rows] == ["a", "b", "c", "d"]
@@ -110,7 +102,7 @@ def test_score_batch_measures_each_record_in_its_own_mode(tmp_path):
     src = tmp_path / "in.jsonl"
     src.write_text("\n".join(json.dumps(r) for r in records) + "\n")
     out_path = tmp_path / "out.jsonl"
-    out = lab("score-batch", str(src), "--out", str(out_path), "--mode", "serial", *FAST_FLAGS)
+    out = run_lab("score-batch", str(src), "--out", str(out_path), "--mode", "serial", *FAST_FLAGS)
     assert out.returncode == 0, out.stderr
     rows = {r["id"]: r for r in map(json.loads, out_path.read_text().splitlines())}
     assert rows["s"]["status"] == "ok" and (rows["s"]["mode"], rows["s"]["threads"]) == ("serial", 1)
@@ -120,19 +112,19 @@ def test_score_batch_measures_each_record_in_its_own_mode(tmp_path):
     records[2]["threads"] = 4
     records.append({"id": "o2", "completion": omp, "mode": "openmp", "threads": 2})
     src.write_text("\n".join(json.dumps(r) for r in records) + "\n")
-    out = lab("score-batch", str(src), "--out", str(out_path))
+    out = run_lab("score-batch", str(src), "--out", str(out_path))
     assert out.returncode == 2 and "different thread counts [2, 4]" in out.stderr
 
 
 def test_score_batch_rejects_bad_jsonl(tmp_path):
     src = tmp_path / "bad.jsonl"
     src.write_text('{"id": 1, "completion": "x"}\nnot json\n')
-    out = lab("score-batch", str(src), "--out", str(tmp_path / "o.jsonl"))
+    out = run_lab("score-batch", str(src), "--out", str(tmp_path / "o.jsonl"))
     assert out.returncode == 2 and "bad.jsonl:2: not JSON" in out.stderr
 
 
 def test_run_dry_run_prints_the_resolved_config():
-    out = lab(
+    out = run_lab(
         "run",
         "--config",
         "configs/smoke.yaml",
@@ -162,14 +154,14 @@ def test_run_dry_run_prints_the_resolved_config():
     ],
 )
 def test_run_reports_a_bad_config_in_one_line(args, message):
-    out = lab("run", "--config", "configs/smoke.yaml", *args, "--dry-run")
+    out = run_lab("run", "--config", "configs/smoke.yaml", *args, "--dry-run")
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and lines[0].startswith("lab: error:")
 
 
 def test_problems_json_lists_every_problem_with_both_modes():
-    out = lab("problems", "--json")
+    out = run_lab("problems", "--json")
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)
     assert [r["name"] for r in rows] == sorted(r["name"] for r in rows)
@@ -179,7 +171,9 @@ def test_problems_json_lists_every_problem_with_both_modes():
 
 def test_score_mode_serial_forbids_openmp_and_records_the_mode():
     omp = EXAMPLES / "dot" / "examples" / "omp_simd_reduction.c"
-    serial = json.loads(lab("score", str(omp), "--problem", "dot", "--mode", "serial", "--n", "1000", "--json").stdout)
+    serial = json.loads(
+        run_lab("score", str(omp), "--problem", "dot", "--mode", "serial", "--n", "1000", "--json").stdout
+    )
     assert serial["status"] == "forbidden" and "serial mode" in serial["detail"] and serial["mode"] == "serial"
-    par = json.loads(lab("score", str(omp), "--problem", "dot", "--mode", "openmp", "--n", "1000", "--json").stdout)
+    par = json.loads(run_lab("score", str(omp), "--problem", "dot", "--mode", "openmp", "--n", "1000", "--json").stdout)
     assert par["status"] == "ok" and par["mode"] == "openmp" and par["threads"] == 2

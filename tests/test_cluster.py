@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLES, ROOT, live_sandbox_processes
+from tests.conftest import EXAMPLES, LAB, ROOT, live_sandbox_processes, run_lab
 
 pytestmark = pytest.mark.slow  # starts a scheduler and workers
 
@@ -116,7 +116,7 @@ def _batch(tmp: Path, n: int) -> Path:
 
 def _score_batch(src: Path, out: Path, address: str, cache: Path, *flags: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "lab.cli", "score-batch", str(src), "--out", str(out), "--dask", address]
+        [*LAB, "score-batch", str(src), "--out", str(out), "--dask", address]
         + ["--mode", "serial", "--n", "128", *flags],
         cwd=ROOT,
         env={**os.environ, "LAB_CACHE_DIR": str(cache)},
@@ -158,12 +158,10 @@ def test_a_batch_survives_a_worker_killed_midway_and_an_odd_worker_is_refused(cl
     rows2 = [json.loads(line) for line in (tmp_path / "again.jsonl").read_text().splitlines()]
     assert all(r["cached"] for r in rows2) and [r["gflops"] for r in rows2] == [r["gflops"] for r in rows]
     # Keyed by the workers' machine, which here is this one: a local run finds the same entries.
-    local = subprocess.run(
-        [sys.executable, "-m", "lab.cli", "score-batch", str(src), "--out", str(tmp_path / "local.jsonl")]
-        + ["--mode", "serial", "--n", "128"],
-        cwd=ROOT,
+    local = run_lab(
+        "score-batch",
+        *(str(src), "--out", str(tmp_path / "local.jsonl"), "--mode", "serial", "--n", "128"),
         env={**os.environ, "LAB_CACHE_DIR": str(cache)},
-        capture_output=True,
         timeout=120,
     )
     assert local.returncode == 0 and all(json.loads(line)["cached"] for line in (tmp_path / "local.jsonl").open())

@@ -19,7 +19,7 @@ from lab.policy.prompts import permitted_in
 from lab.policy.seed_policy.corpus import make_corpus
 from lab.policy.seed_policy.generator import KernelSpec, applicable_defects, random_spec, render, sweep_specs
 from lab.techniques import detect
-from tests.conftest import KERNELS, ROOT
+from tests.conftest import KERNELS, ROOT, run_lab
 
 pytestmark = pytest.mark.slow  # builds and samples seed policies
 
@@ -267,16 +267,10 @@ def test_saved_tokenizer_loads_unchanged_through_autotokenizer(tiny_model):
     assert ids[-1] == loaded.eos_token_id
 
 
-def _lab(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "lab.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=300
-    )
-
-
 def test_lab_sample_on_a_model_directory(tiny_model, tmp_path):
     out, _ = tiny_model
     samples = tmp_path / "s.jsonl"
-    proc = _lab(
+    proc = run_lab(
         "sample",
         "--model",
         str(out),
@@ -298,12 +292,12 @@ def test_lab_sample_on_a_model_directory(tiny_model, tmp_path):
     assert all(isinstance(r["completion"], str) for r in rows)
     # An execution model in the prompt, recorded for score-batch; a technique the problem lacks is refused.
     args = ("sample", "--model", str(out), "--problem", "dot", "--num", "2", "--max-new-tokens", "16")
-    proc = _lab(*args, "--mode", "openmp", "--threads", "4", "--out", str(samples))
+    proc = run_lab(*args, "--mode", "openmp", "--threads", "4", "--out", str(samples))
     assert proc.returncode == 0, proc.stderr
     rows = [json.loads(line) for line in samples.read_text().splitlines()]
     assert [(r["id"], r["mode"], r["threads"]) for r in rows] == [(f"dot-openmp-0-{i}", "openmp", 4) for i in range(2)]
     assert "runs with 4 OpenMP threads" in rows[0]["prompt"]
-    proc = _lab(*args, "--mode", "serial", "--permit", "packing", "--out", str(samples))
+    proc = run_lab(*args, "--mode", "serial", "--permit", "packing", "--out", str(samples))
     assert proc.returncode == 2 and "packing do not apply to dot in serial mode" in proc.stderr
 
 
@@ -316,7 +310,7 @@ def test_lab_sample_on_a_model_directory(tiny_model, tmp_path):
     ],
 )
 def test_lab_sample_errors_are_one_line(args, message, tmp_path):
-    proc = _lab("sample", *args, "--out", str(tmp_path / "o.jsonl"))
+    proc = run_lab("sample", *args, "--out", str(tmp_path / "o.jsonl"))
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0]
