@@ -90,7 +90,8 @@ def test_sqd_study_notebook_runs_with_the_smoke_config(study_smoke, caplog):
         ("baseline", "grpo"),
         ("s4_combined", "grpo"),
     ]
-    assert (base / "results" / "sqd_study" / "figures" / "sqd_study.png").exists()
+    figures = base / "results" / "sqd_study" / "figures"
+    assert (figures / "sqd_study.png").exists() and (figures / "sqd_study_training.png").exists()
 
 
 def test_suite_notebook_runs_with_the_suite_smoke_config(suite_smoke, caplog):

@@ -21,7 +21,9 @@ def _arm(out, kind, sqd, ok_share, techniques, compliant, seeds=(0, 1, 2)):
                 row = base | {"gflops": 20.0 + i if ok else None, "speedup": 10.0 if ok else None}
                 samples.append(row | {"techniques": techniques if ok else None})
                 restricted.append(row | {"techniques": techniques, "compliant": ok and i < 10 * compliant})
-                training.append(base | {"gflops": 30.0 + seed if ok else None, "speedup": 12.0, "permitted": None})
+                training.append(
+                    base | {"step": i + 1, "gflops": 30.0 + seed if ok else None, "speedup": 12.0, "permitted": None}
+                )
             training.append(base | {"status": "forbidden", "gflops": None, "speedup": None})  # by its text
             # Forbidden by its object, after it ran: measured.
             training.append(base | {"status": "forbidden", "gflops": None, "speedup": None, "measured": True})
@@ -77,7 +79,46 @@ def test_the_study_figure_draws_every_variant(study, tmp_path):
 
     path = figure(study, tmp_path / "figures")
     assert path.name == "sqd_study.png" and path.stat().st_size > 0
+    assert figure(study, tmp_path / "figures", "sqd_study_long.png").name == "sqd_study_long.png"
     assert figure({"variants": {}}, tmp_path / "none") is None
+
+
+def test_the_training_curve_follows_each_seed_over_its_steps():
+    from lab.analysis.sqd_study import training_curve
+
+    def row(seed, step, speedup):
+        ok = speedup is not None
+        return {
+            "seed": seed,
+            "phase": "grpo",
+            "step": step,
+            "status": "ok" if ok else "compile_error",
+            "speedup": speedup,
+        }
+
+    # Seed 0 collapses: 8x at first, then the textbook loop (1x). Seed 1 finds 30x at step 3.
+    rows = [row(0, 1, 8.0), row(0, 1, None), row(0, 2, 1.0), row(0, 3, 1.0), row(0, 4, 1.0)]
+    rows += [row(1, 1, 2.0), row(1, 2, 2.0), row(1, 3, 30.0), row(1, 4, None)]
+    rows += [{"seed": 0, "phase": "rft", "step": 1, "status": "ok", "speedup": 99.0}]  # the warm start: not GRPO
+    curve = training_curve(rows, windows=2)
+    assert [p["step"] for p in curve] == [2, 4] and [p["seeds"] for p in curve] == [2, 2]
+    first, second = curve
+    assert first["ok_share"] == pytest.approx((2 / 3 + 1) / 2)
+    assert first["median_ok_speedup"] == pytest.approx((4.5 + 2.0) / 2)
+    assert first["best_speedup_so_far"] == pytest.approx((8.0 + 2.0) / 2)
+    assert second["median_ok_speedup"] == pytest.approx((1.0 + 30.0) / 2)
+    assert second["best_speedup_so_far"] == pytest.approx((8.0 + 30.0) / 2)  # the best so far never falls
+    assert training_curve([]) == []
+
+
+def test_the_training_figure_draws_the_trained_variants(study, tmp_path):
+    from lab.analysis.plots import sqd_training
+
+    assert study["variants"]["grpo"]["dgemm"]["training_curve"]  # from the hand-made training samples
+    assert study["variants"]["baseline"]["dgemm"]["training_curve"] == []  # never trained
+    path = sqd_training(study, tmp_path / "figures", "sqd_study_long_training.png")
+    assert path.name == "sqd_study_long_training.png" and path.stat().st_size > 0
+    assert sqd_training({"variants": {"baseline": {"dgemm": {"training_curve": []}}}}, tmp_path / "none") is None
 
 
 def test_archive_figures_do_not_add_rates_of_different_problems():

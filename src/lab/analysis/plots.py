@@ -820,9 +820,9 @@ STUDY_PANELS = {
 }
 
 
-def sqd_study(study: dict, out: Path) -> Path | None:
+def sqd_study(study: dict, out: Path, filename: str = "sqd_study.png") -> Path | None:
     """The variants side by side: one row of panels per part of the study, one bar per variant,
-    95% intervals where the study records them, per-seed values as dots."""
+    95% intervals where the study records them, per-seed values as dots. Written to out/filename."""
     variants = study.get("variants") or {}
     parts = list(dict.fromkeys(part for v in variants.values() for part in v))
     if not parts:
@@ -852,7 +852,51 @@ def sqd_study(study: dict, out: Path) -> Path | None:
     fig.suptitle(
         "SQD variants side by side: bars pooled over seeds and entries (95% interval), dots one seed each", fontsize=10
     )
-    return _save(fig, out / "sqd_study.png")
+    return _save(fig, out / filename)
+
+
+#: sqd_training's panels: training_curve key -> y label.
+TRAINING_CURVE_PANELS = {
+    "ok_share": "share of training completions ok",
+    "median_ok_speedup": "median speedup of the ok ones",
+    "best_speedup_so_far": "best speedup so far",
+}
+
+
+def sqd_training(study: dict, out: Path, filename: str = "sqd_training.png") -> Path | None:
+    """The trained variants over their training steps (each arm's `training_curve`): one row of
+    panels per part of the study, one line per variant, each point a span of steps averaged
+    over seeds. Collapse onto the textbook loop reads as the median falling towards 1."""
+    variants = study.get("variants") or {}
+    parts = list(dict.fromkeys(part for v in variants.values() for part, b in v.items() if b.get("training_curve")))
+    if not parts:
+        return None
+    names = list(variants)
+    colors = dict(zip(names, sns.color_palette("deep", len(names))))
+    fig, axes = plt.subplots(
+        len(parts),
+        len(TRAINING_CURVE_PANELS),
+        figsize=(4.4 * len(TRAINING_CURVE_PANELS) + 1.5, 3.4 * len(parts)),
+        squeeze=False,
+    )
+    for row, part in zip(axes, parts):
+        for ax, (key, label) in zip(row, TRAINING_CURVE_PANELS.items()):
+            for arm in names:
+                curve = (variants[arm].get(part) or {}).get("training_curve") or []
+                points = [(p["step"], p[key]) for p in curve if p.get(key) is not None]
+                if points:
+                    ax.plot(*zip(*points), color=colors[arm], marker=".", linewidth=1.2, label=arm)
+            ax.set(xlabel="training step", ylabel=label)
+            ax.set_ylim(0, 1.02 if key == "ok_share" else None)
+            if key == "median_ok_speedup":
+                ax.axhline(1, color="black", linestyle=":", linewidth=0.8)  # the textbook loop
+        row[0].set_title(part, loc="left", fontsize=10)
+        _legend_outside(row[-1])
+    fig.suptitle(
+        "SQD variants over training: each point a span of steps, mean over seeds (speedup over the textbook loop)",
+        fontsize=10,
+    )
+    return _save(fig, out / filename)
 
 
 def _save(fig, path: Path) -> Path:

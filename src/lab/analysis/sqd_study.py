@@ -24,7 +24,9 @@ samples_restricted.jsonl, training_samples.jsonl, archive_stats.json) and writes
   - `entries`: per `problem/mode`, pass@1, mean and median ok rate (the problem's unit), expected
     speedup and compliance with their intervals, the best evaluated rate, `dominant_share`,
     the best rate per archive cell of each seed (`cells`), the problem's archive `coverage` and
-    `qd_score` (mean over seeds), and what training reached there (`training_best`).
+    `qd_score` (mean over seeds), and what training reached there (`training_best`);
+  - `training_curve`: over the training steps, the share of ok completions, their median
+    speedup and the best speedup so far (`training_curve`, mean over seeds).
 
 `comparisons`, per config: every other arm against plain GRPO (`grpo`), and S1–S4 against S0
 (`s0_hard`, the first reading), in expected speedup and pass@1 on the plain prompts, and in
@@ -41,6 +43,7 @@ rates (GFLOP/s, GB/s) are only reported per entry.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import Counter
 from pathlib import Path
@@ -126,6 +129,46 @@ def _best(rows: list[dict], key: str) -> float | None:
     return max(values) if values else None
 
 
+#: How many spans of steps `training_curve` cuts a run into.
+CURVE_WINDOWS = 20
+
+
+def training_curve(rows: list[dict], windows: int = CURVE_WINDOWS) -> list[dict]:
+    """What training wrote over its steps: the GRPO steps cut into `windows` equal spans, and per
+    span, the mean over seeds of the share of completions that were ok, the median speedup of
+    the ok ones, and the best speedup reached so far. A run collapsing onto the textbook loop
+    shows the median falling towards 1; one finding a faster family, the best so far rising."""
+    rows = [r for r in rows if r.get("phase", "grpo") == "grpo" and r.get("step") is not None]
+    if not rows:
+        return []
+    width = max(1, math.ceil(max(r["step"] for r in rows) / windows))
+    by_seed: dict = {}
+    for r in rows:
+        by_seed.setdefault(r.get("seed", 0), {}).setdefault((r["step"] - 1) // width, []).append(r)
+    best = dict.fromkeys(by_seed)
+    points = []
+    for span in range(max(max(spans) for spans in by_seed.values()) + 1):
+        figures = []
+        for seed, spans in by_seed.items():
+            if span not in spans:
+                continue
+            ok = [r["speedup"] for r in spans[span] if r["status"] == "ok" and r.get("speedup") is not None]
+            best[seed] = max([b for b in (best[seed], *ok) if b is not None], default=None)
+            figures.append(
+                {
+                    "ok_share": len(ok) / len(spans[span]),
+                    "median_ok_speedup": statistics.median(ok) if ok else None,
+                    "best_speedup_so_far": best[seed],
+                }
+            )
+        if figures:
+            points.append(
+                {"step": (span + 1) * width, "seeds": len(figures)}
+                | {key: _mean_or_none([f[key] for f in figures]) for key in figures[0]}
+            )
+    return points
+
+
 def arm_summary(out_dir: Path, trained: bool) -> dict:
     """One arm's block of the study (see the module docstring)."""
     config = read_json(out_dir / "config.json")
@@ -173,6 +216,7 @@ def arm_summary(out_dir: Path, trained: bool) -> dict:
         "pooled": pooled,
         "per_seed": per_seed,
         "entries": entries,
+        "training_curve": training_curve(training),
     }
 
 
