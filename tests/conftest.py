@@ -1,8 +1,9 @@
-"""Shared test helpers: paths, root-only marker, escape detection."""
+"""Shared test helpers: paths, root-only marker, escape detection, what this CPU can compile."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 
 from lab.config import MeasureConfig
 from lab.harness import sandbox
+from lab.harness.machine import simd_flags
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = ROOT / "tests" / "kernels"
@@ -27,6 +29,25 @@ LAB = [sys.executable, "-m", "lab.cli"]
 def run_lab(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     """`lab ARGS` from the repository root; its output captured as text."""
     return subprocess.run([*LAB, *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=timeout)
+
+
+#: Whether this CPU runs AVX-512. The harness compiles with -march=native, so a kernel written
+#: with AVX-512 intrinsics compiles only where it does; elsewhere it is a compile error
+#: ("target specific option mismatch"), and the tests expect that instead.
+CPU_AVX512 = "avx512f" in simd_flags()
+_AVX512 = re.compile(r"\b_mm512_\w+|\b__m512\w*|\bavx512\w*")
+#: Statuses a kernel gets before it is compiled: the same on every CPU.
+BEFORE_COMPILING = frozenset({"format_error", "forbidden", "compile_error"})
+
+
+def lacks_avx512_for(text: str) -> bool:
+    """True if `text` is written with AVX-512 and this CPU lacks it, so it cannot compile here."""
+    return not CPU_AVX512 and bool(_AVX512.search(text))
+
+
+def on_this_cpu(expected: str, text: str) -> str:
+    """The status a kernel expected to get `expected` on an AVX-512 machine gets on this CPU."""
+    return "compile_error" if expected not in BEFORE_COMPILING and lacks_avx512_for(text) else expected
 
 
 def live_sandbox_processes() -> list[int]:

@@ -14,7 +14,7 @@ import pytest
 
 from lab.config import MeasureConfig
 from lab.harness.evaluate import evaluate_batch
-from tests.conftest import EXAMPLES, KERNELS, live_sandbox_processes
+from tests.conftest import CPU_AVX512, EXAMPLES, KERNELS, live_sandbox_processes, on_this_cpu
 
 pytestmark = pytest.mark.slow  # scores the whole kernel corpus
 
@@ -90,34 +90,42 @@ def test_corpus_is_large_enough():
 def test_hostile_kernel(path, scored):
     status, _, config = expectation(path)
     result = scored[path, config.mode]
-    if path.name in KNOWN_OPEN:
-        pytest.xfail(KNOWN_OPEN[path.name])
-    assert result.status == status, f"{path.name}: got {result.status} ({result.detail})"
-    assert (result.gflops is None) == (status != "ok")  # an attack that changes nothing may score ok
     # Nothing escaped: no process of a sandbox uid, no file outside the sandbox.
     assert not live_sandbox_processes()
     assert not list(Path("/tmp").glob("lab_escape_canary_*"))
+    if path.name in KNOWN_OPEN:
+        pytest.xfail(KNOWN_OPEN[path.name])
+    if on_this_cpu(status, path.read_text()) != status:
+        assert result.status == "compile_error", f"{path.name}: got {result.status} ({result.detail})"
+        pytest.skip(f"{path.name} is written with AVX-512, which this CPU lacks: the attack cannot run here")
+    assert result.status == status, f"{path.name}: got {result.status} ({result.detail})"
+    assert (result.gflops is None) == (status != "ok")  # an attack that changes nothing may score ok
 
 
 @pytest.mark.parametrize("path", corpus("legit"), ids=lambda p: str(p.relative_to(p.parents[2])))
 def test_legit_kernel(path, scored):
     result = scored[path, expectation(path)[2].mode]
-    assert result.status == "ok", f"{path.name}: {result.status} ({result.detail})"
-    assert result.gflops > 0 and result.baseline_gflops > 0
+    expected = on_this_cpu("ok", path.read_text())
+    assert result.status == expected, f"{path.name}: {result.status} ({result.detail})"
+    if expected == "ok":
+        assert result.gflops > 0 and result.baseline_gflops > 0
+    else:  # written with AVX-512 on a CPU without it: the compiler says so
+        assert "target specific option mismatch" in result.detail
 
 
 @pytest.mark.parametrize("path", examples(), ids=lambda p: str(p.relative_to(p.parents[2])))
 def test_example_in_serial_mode(path, scored):
     """Serial mode: an example without OpenMP scores ok; one with OpenMP is forbidden."""
     result = scored[path, "serial"]
-    expected = "forbidden" if _USES_OPENMP.search(path.read_text()) else "ok"
+    text = path.read_text()
+    expected = "forbidden" if _USES_OPENMP.search(text) else on_this_cpu("ok", text)
     assert result.status == expected, f"{path.name}: {result.status} ({result.detail})"
     assert result.mode == "serial" and result.threads == 1
 
 
 def test_optimized_beats_naive_by_a_wide_margin():
     naive = (EXAMPLES / "dgemm" / "examples" / "naive.c").read_text()
-    fast = (EXAMPLES / "dgemm" / "examples" / "packed_avx512_omp.c").read_text()
+    fast = (EXAMPLES / "dgemm" / "examples" / ("packed_avx512_omp.c" if CPU_AVX512 else "avx2_fma.c")).read_text()
     config = MeasureConfig(n=256, min_time_s=0.2)
     slow_r, fast_r = evaluate_batch([naive, fast], "dgemm", config, cache=False, progress=False)
     assert slow_r.status == fast_r.status == "ok"

@@ -60,7 +60,8 @@ def test_variants_carry_the_named_figures_with_intervals(study):
     # 8 ok of 10 per seed and mode, and the kernel its object forbade after it ran; compile errors
     # and the kernel its text forbade never ran.
     assert grpo["measured"] == 3 * 2 * (8 + 1)
-    assert grpo["coverage"] == 0.25 and grpo["qd_score"] == 40.0 and study["mixed_code"] == {}
+    assert grpo["coverage"] == 0.25 and grpo["qd_score"] == 40.0
+    assert study["mixed_code"] == {} and study["mixed_machine"] == {}
     lo, hi = grpo["expected_speedup_ci"]
     assert lo <= grpo["expected_speedup"] <= hi
     soft = study["variants"]["s1_soft"]["dgemm"]
@@ -130,14 +131,18 @@ def test_archive_figures_do_not_add_rates_of_different_problems():
     assert figures["qd_score_by_problem"] == {"dgemm": 100.0, "stream_triad": 30.0}
 
 
-def test_arms_made_by_different_code_are_named(tmp_path):
+def test_arms_made_by_different_code_or_on_different_machines_are_named(tmp_path):
     config = tmp_path / "study.yaml"
     config.write_text(f"defaults: {ROOT / 'configs' / 'sqd_study.yaml'}\nresults_dir: {tmp_path / 'dgemm'}\n")
-    for name, code in (("baseline", "a"), ("grpo", "b")):
-        _arm(tmp_path / "dgemm" / name, "grpo" if name == "grpo" else "baseline", None, 0.5, [], 0.5)
+    for name, code, machine in (("baseline", "a", "zen4"), ("grpo", "b", "zen4"), ("s0_hard", "b", "zen3")):
+        _arm(tmp_path / "dgemm" / name, "baseline" if name == "baseline" else "grpo", None, 0.5, [], 0.5)
         saved = json.loads((tmp_path / "dgemm" / name / "config.json").read_text())
-        write_json(tmp_path / "dgemm" / name / "config.json", saved | {"code": code})
-    assert sqd_study([config])["mixed_code"] == {"dgemm": {"baseline": "a", "grpo": "b"}}
+        write_json(
+            tmp_path / "dgemm" / name / "config.json", saved | {"code": code, "machine": {"fingerprint": machine}}
+        )
+    study = sqd_study([config])
+    assert study["mixed_code"] == {"dgemm": {"baseline": "a", "grpo": "b", "s0_hard": "b"}}
+    assert study["mixed_machine"] == {"dgemm": {"baseline": "zen4", "grpo": "zen4", "s0_hard": "zen3"}}
 
 
 def test_every_arm_is_compared_with_plain_grpo_and_tabled(study):

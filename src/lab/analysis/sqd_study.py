@@ -35,7 +35,10 @@ compliance and the compliant expected speedup on the restricted ones, each diffe
 (`verdict_holm`).
 
 `mixed_code` names, per config, the code fingerprint of each arm when its arms were made by
-different code (empty when every comparison is between arms of the same code).
+different code (empty when every comparison is between arms of the same code), and
+`mixed_machine` the machine fingerprint of each arm when they were measured on different
+machines (a CPU without AVX-512 cannot compile what one with it runs, and the policy built on
+each differs).
 
 Expected speedup is over each problem's serial textbook baseline, so it pools across problems;
 rates (GFLOP/s, GB/s) are only reported per entry.
@@ -260,20 +263,23 @@ def comparisons(arms: dict[str, dict]) -> list[dict]:
 def sqd_study(configs: list[str | Path]) -> dict:
     """The study over the finished arms of each config (unfinished ones are listed as missing).
     Each config's arms must agree in everything but their SQD settings (compare.check_fair);
-    arms of one config made by different code are named in `mixed_code`."""
+    arms of one config made by different code, or measured on different machines, are named in
+    `mixed_code` and `mixed_machine`."""
     variants: dict[str, dict] = {}
-    missing, mixed, versus = [], {}, {}
+    missing, mixed, mixed_machine, versus = [], {}, {}, {}
     for path in configs:
         config = open_config(path)
         check_fair(config, suites=True)
         part = Path(config.results_dir).name
-        codes, arms = {}, {}
+        codes, machines, arms = {}, {}, {}
         for name, cfg in config.experiments.items():
             if not is_finished(cfg.out_dir):
                 missing.append(f"{part}/{name}")
                 continue
             variants.setdefault(name, {})[part] = arm_summary(cfg.out_dir, cfg.kind == "grpo")
-            codes[name] = read_json(cfg.out_dir / "config.json").get("code")
+            made = read_json(cfg.out_dir / "config.json")
+            codes[name] = made.get("code")
+            machines[name] = (made.get("machine") or {}).get("fingerprint")
             restricted = cfg.out_dir / RESTRICTED_SAMPLES
             arms[name] = {
                 "plain": read_jsonl(cfg.out_dir / "samples.jsonl"),
@@ -282,6 +288,8 @@ def sqd_study(configs: list[str | Path]) -> dict:
             }
         if len(set(codes.values())) > 1:
             mixed[part] = codes
+        if len(set(machines.values())) > 1:
+            mixed_machine[part] = machines
         versus[part] = comparisons(arms)
     return {
         "configs": [str(p) for p in configs],
@@ -289,6 +297,7 @@ def sqd_study(configs: list[str | Path]) -> dict:
         "comparisons": versus,
         "missing": missing,
         "mixed_code": mixed,
+        "mixed_machine": mixed_machine,
     }
 
 
