@@ -69,7 +69,7 @@ test-fast: $(STAMP)
 reproduce: $(if $(FRESH),fresh) seed-model $(RESULT_FILES) experiments
 
 # What FRESH=1 forgets: the result files, each experiment's metrics and checkpoints, and the
-# evaluation cache (the seed policy is kept: its build is deterministic on one kind of CPU, not a measurement).
+# evaluation cache (the seed policy is kept: its build is deterministic on one machine, not a measurement).
 FORGET = $(BIN)/python -c "import sys; from lab import paths; from lab.config import load_config; \
 	  [print(e.out_dir / 'metrics.json', e.run_dir.parent) for e in load_config(sys.argv[1]).experiments.values()]; \
 	  print(paths.cache_dir() / 'evals')"

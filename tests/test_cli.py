@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from lab.config import ExperimentConfig
-from tests.conftest import EXAMPLES, KERNELS, run_lab
+from tests.conftest import CPU_AVX512, EXAMPLES, KERNELS, run_lab
 
 NAIVE = EXAMPLES / "dgemm" / "examples" / "naive.c"
 FAST_FLAGS = ["--n", "96"]
@@ -92,7 +92,10 @@ def test_score_batch_joins_results_by_id(tmp_path):
 def test_score_batch_measures_each_record_in_its_own_mode(tmp_path):
     """Records written by `lab sample --mode` carry their execution model (and an OpenMP one its
     thread count): serial records run on 1 thread and refuse OpenMP, OpenMP ones on their threads."""
-    omp = (EXAMPLES / "dgemm" / "examples" / "chat_answer_blocked_omp.md").read_text()  # compiles on any x86-64
+    # An OpenMP kernel this CPU compiles: the packed AVX-512 one where it can.
+    omp = (
+        EXAMPLES / "dgemm" / "examples" / ("packed_avx512_omp.c" if CPU_AVX512 else "chat_answer_blocked_omp.md")
+    ).read_text()
     records = [
         {"id": "s", "completion": NAIVE.read_text(), "mode": "serial"},
         {"id": "s-omp", "completion": omp, "mode": "serial"},

@@ -19,7 +19,7 @@ from lab.policy.prompts import permitted_in
 from lab.policy.seed_policy.corpus import make_corpus
 from lab.policy.seed_policy.generator import KernelSpec, applicable_defects, random_spec, render, sweep_specs
 from lab.techniques import detect
-from tests.conftest import KERNELS, ROOT, on_this_cpu, run_lab
+from tests.conftest import KERNELS, ROOT, assert_status_on_this_cpu, run_lab
 
 pytestmark = pytest.mark.slow  # builds and samples seed policies
 
@@ -73,8 +73,8 @@ def generated():
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: f"{s.problem}-{s.family}-{s.omp or 'serial'}-{s.defect or 'ok'}")
 def test_generated_kernel_status(spec, generated):
     result = generated[spec]
-    expected = on_this_cpu("ok" if spec.correct else EXPECTED_FAILURE[spec.defect], render(spec))
-    assert result.status == expected, f"{spec}\n{result.detail}\n{render(spec)}"
+    text = render(spec)
+    assert_status_on_this_cpu(result, "ok" if spec.correct else EXPECTED_FAILURE[spec.defect], text, f"{spec}\n{text}")
 
 
 def test_generator_labels_match_the_detector():

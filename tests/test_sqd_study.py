@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from lab.analysis.experiments import WARM_START
 from lab.analysis.sqd_study import sqd_study
 from lab.files import write_json, write_jsonl
 from tests.conftest import ROOT
@@ -100,7 +101,7 @@ def test_the_training_curve_follows_each_seed_over_its_steps():
     # Seed 0 collapses: 8x at first, then the textbook loop (1x). Seed 1 finds 30x at step 3.
     rows = [row(0, 1, 8.0), row(0, 1, None), row(0, 2, 1.0), row(0, 3, 1.0), row(0, 4, 1.0)]
     rows += [row(1, 1, 2.0), row(1, 2, 2.0), row(1, 3, 30.0), row(1, 4, None)]
-    rows += [{"seed": 0, "phase": "rft", "step": 1, "status": "ok", "speedup": 99.0}]  # the warm start: not GRPO
+    rows += [{"seed": 0, "phase": WARM_START, "step": 1, "status": "ok", "speedup": 99.0}]  # not GRPO
     curve = training_curve(rows, windows=2)
     assert [p["step"] for p in curve] == [2, 4] and [p["seeds"] for p in curve] == [2, 2]
     first, second = curve
@@ -108,8 +109,18 @@ def test_the_training_curve_follows_each_seed_over_its_steps():
     assert first["median_ok_speedup"] == pytest.approx((4.5 + 2.0) / 2)
     assert first["best_speedup_so_far"] == pytest.approx((8.0 + 2.0) / 2)
     assert second["median_ok_speedup"] == pytest.approx((1.0 + 30.0) / 2)
-    assert second["best_speedup_so_far"] == pytest.approx((8.0 + 30.0) / 2)  # the best so far never falls
+    assert second["best_speedup_so_far"] == pytest.approx((8.0 + 30.0) / 2)
     assert training_curve([]) == []
+    # A seed with nothing in a span keeps its best; a seed with no ok kernel yet leaves the best
+    # so far unknown rather than the mean of the others: the curve never falls.
+    gaps = [row(0, 1, 30.0), row(1, 1, None), row(0, 2, 1.0), row(1, 2, 2.0), row(1, 3, 3.0)]
+    curve = training_curve(gaps, windows=3)
+    assert [p["best_speedup_so_far"] for p in curve] == [None, 16.0, 16.5]
+    assert [p["seeds"] for p in curve] == [2, 2, 1] and curve[2]["median_ok_speedup"] == 3.0
+    # Steps that do not divide into the spans: at most `windows` spans, the last ending at the last step.
+    uneven = training_curve([row(0, step, 2.0) for step in range(1, 22)], windows=20)
+    assert len(uneven) == 20 and uneven[-1]["step"] == 21 and uneven[0]["step"] == 2
+    assert [p["step"] for p in training_curve([row(0, step, 2.0) for step in range(1, 51)])][-1] == 50
 
 
 def test_the_training_figure_draws_the_trained_variants(study, tmp_path):
@@ -119,6 +130,7 @@ def test_the_training_figure_draws_the_trained_variants(study, tmp_path):
     assert study["variants"]["baseline"]["dgemm"]["training_curve"] == []  # never trained
     path = sqd_training(study, tmp_path / "figures", "sqd_study_long_training.png")
     assert path.name == "sqd_study_long_training.png" and path.stat().st_size > 0
+    assert sqd_training(study, tmp_path / "figures").name == "sqd_study_training.png"
     assert sqd_training({"variants": {"baseline": {"dgemm": {"training_curve": []}}}}, tmp_path / "none") is None
 
 

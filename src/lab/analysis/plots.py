@@ -37,6 +37,8 @@ legends outside the data, and draws confidence intervals where the results recor
 - sqd_study: the SQD variants side by side (from results/sqd_study.json), one row per part
   of the study (DGEMM, the suite): expected speedup and compliance with their intervals,
   collapse (dominant technique share), archive coverage and the best training speedup
+- sqd_training: the SQD variants over their training steps (each arm's training_curve): the
+  share of ok completions, their median speedup and the best speedup so far
 """
 
 from __future__ import annotations
@@ -863,10 +865,11 @@ TRAINING_CURVE_PANELS = {
 }
 
 
-def sqd_training(study: dict, out: Path, filename: str = "sqd_training.png") -> Path | None:
+def sqd_training(study: dict, out: Path, filename: str = "sqd_study_training.png") -> Path | None:
     """The trained variants over their training steps (each arm's `training_curve`): one row of
     panels per part of the study, one line per variant, each point a span of steps averaged
-    over seeds. Collapse onto the textbook loop reads as the median falling towards 1."""
+    over seeds, every problem and mode of the part pooled. Collapse onto the textbook loop
+    reads as the median falling towards 1."""
     variants = study.get("variants") or {}
     parts = list(dict.fromkeys(part for v in variants.values() for part, b in v.items() if b.get("training_curve")))
     if not parts:
@@ -879,21 +882,28 @@ def sqd_training(study: dict, out: Path, filename: str = "sqd_training.png") -> 
         figsize=(4.4 * len(TRAINING_CURVE_PANELS) + 1.5, 3.4 * len(parts)),
         squeeze=False,
     )
+    seeds, width = set(), set()
     for row, part in zip(axes, parts):
         for ax, (key, label) in zip(row, TRAINING_CURVE_PANELS.items()):
             for arm in names:
                 curve = (variants[arm].get(part) or {}).get("training_curve") or []
                 points = [(p["step"], p[key]) for p in curve if p.get(key) is not None]
                 if points:
-                    ax.plot(*zip(*points), color=colors[arm], marker=".", linewidth=1.2, label=arm)
+                    n = len(variants[arm][part].get("per_seed") or {}) or max(p["seeds"] for p in curve)
+                    seeds.add(n)
+                    width.add(f"{curve[-1]['step'] / len(curve):g}")  # steps per span
+                    ax.plot(*zip(*points), color=colors[arm], marker=".", linewidth=1.2, label=f"{arm} ({n} seeds)")
             ax.set(xlabel="training step", ylabel=label)
+            ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
             ax.set_ylim(0, 1.02 if key == "ok_share" else None)
             if key == "median_ok_speedup":
                 ax.axhline(1, color="black", linestyle=":", linewidth=0.8)  # the textbook loop
         row[0].set_title(part, loc="left", fontsize=10)
-        _legend_outside(row[-1])
+        if row[-1].get_legend_handles_labels()[0]:
+            _legend_outside(row[-1])
     fig.suptitle(
-        "SQD variants over training: each point a span of steps, mean over seeds (speedup over the textbook loop)",
+        f"SQD variants over training: each point {'/'.join(sorted(width))} step(s), mean over {_span(sorted(seeds))} "
+        "seeds, problems and modes pooled (speedup over the textbook loop)",
         fontsize=10,
     )
     return _save(fig, out / filename)

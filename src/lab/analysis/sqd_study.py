@@ -25,8 +25,8 @@ samples_restricted.jsonl, training_samples.jsonl, archive_stats.json) and writes
     speedup and compliance with their intervals, the best evaluated rate, `dominant_share`,
     the best rate per archive cell of each seed (`cells`), the problem's archive `coverage` and
     `qd_score` (mean over seeds), and what training reached there (`training_best`);
-  - `training_curve`: over the training steps, the share of ok completions, their median
-    speedup and the best speedup so far (`training_curve`, mean over seeds).
+  - `training_curve`: per span of GRPO steps, the share of ok training completions, their
+    median speedup and the best speedup so far, each a mean over seeds (see training_curve).
 
 `comparisons`, per config: every other arm against plain GRPO (`grpo`), and S1–S4 against S0
 (`s0_hard`, the first reading), in expected speedup and pass@1 on the plain prompts, and in
@@ -46,7 +46,6 @@ rates (GFLOP/s, GB/s) are only reported per entry.
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections import Counter
 from pathlib import Path
@@ -132,43 +131,48 @@ def _best(rows: list[dict], key: str) -> float | None:
     return max(values) if values else None
 
 
-#: How many spans of steps `training_curve` cuts a run into.
+#: How many spans of steps `training_curve` cuts a run into (at most).
 CURVE_WINDOWS = 20
 
 
 def training_curve(rows: list[dict], windows: int = CURVE_WINDOWS) -> list[dict]:
-    """What training wrote over its steps: the GRPO steps cut into `windows` equal spans, and per
-    span, the mean over seeds of the share of completions that were ok, the median speedup of
-    the ok ones, and the best speedup reached so far. A run collapsing onto the textbook loop
-    shows the median falling towards 1; one finding a faster family, the best so far rising."""
+    """What GRPO wrote over its steps (the warm start left out), in `windows` spans of steps
+    (fewer when there are fewer steps), each labelled by its last step. Per span: the share of
+    completions that were ok and the median speedup of the ok ones, each the mean over the
+    seeds that have them there (`seeds`: how many had completions), and the best speedup so far,
+    the mean over seeds once every seed has one (each seed's best is carried over spans, so it
+    never falls). Completions of every problem and mode of the part are pooled: a run
+    collapsing onto the textbook loop shows the median falling towards 1; one finding a faster
+    family, the best so far rising."""
     rows = [r for r in rows if r.get("phase", "grpo") == "grpo" and r.get("step") is not None]
     if not rows:
         return []
-    width = max(1, math.ceil(max(r["step"] for r in rows) / windows))
-    by_seed: dict = {}
+    last = max(r["step"] for r in rows)
+    spans = min(windows, last)
+    grouped: dict = {}
     for r in rows:
-        by_seed.setdefault(r.get("seed", 0), {}).setdefault((r["step"] - 1) // width, []).append(r)
-    best = dict.fromkeys(by_seed)
+        grouped.setdefault(((r["step"] - 1) * spans // last, r.get("seed", 0)), []).append(r)
+    best = dict.fromkeys(sorted({r.get("seed", 0) for r in rows}))
     points = []
-    for span in range(max(max(spans) for spans in by_seed.values()) + 1):
-        figures = []
-        for seed, spans in by_seed.items():
-            if span not in spans:
-                continue
-            ok = [r["speedup"] for r in spans[span] if r["status"] == "ok" and r.get("speedup") is not None]
-            best[seed] = max([b for b in (best[seed], *ok) if b is not None], default=None)
-            figures.append(
-                {
-                    "ok_share": len(ok) / len(spans[span]),
-                    "median_ok_speedup": statistics.median(ok) if ok else None,
-                    "best_speedup_so_far": best[seed],
-                }
-            )
-        if figures:
-            points.append(
-                {"step": (span + 1) * width, "seeds": len(figures)}
-                | {key: _mean_or_none([f[key] for f in figures]) for key in figures[0]}
-            )
+    for span in range(spans):
+        shares, medians = [], []
+        for seed in best:
+            mine = grouped.get((span, seed), [])
+            ok = [r["speedup"] for r in mine if r["status"] == "ok" and r.get("speedup") is not None]
+            if mine:
+                shares.append(len(ok) / len(mine))
+            if ok:
+                medians.append(statistics.median(ok))
+                best[seed] = max(ok) if best[seed] is None else max(best[seed], *ok)
+        points.append(
+            {
+                "step": ((span + 1) * last - 1) // spans + 1,  # the last step of the span
+                "seeds": len(shares),
+                "ok_share": _mean_or_none(shares),
+                "median_ok_speedup": _mean_or_none(medians),
+                "best_speedup_so_far": None if None in best.values() else statistics.fmean(best.values()),
+            }
+        )
     return points
 
 

@@ -1,5 +1,5 @@
 // expect: wrong_result problem: prefix_sum
-// AVX2 form of the no-tail prefix-sum kernel written with AVX-512 (the file of this name with the AVX-512 tag in place of avx2): a correct in-register scan of 4 lanes with no tail handling, right only when n is a multiple of 4 (the corpus's n=128), wrong at the odd size 10007, whose last 3 outputs stay poisoned.
+// AVX2 form of prefix_sum_avx512_no_tail.c: a correct in-register scan of 4 lanes with no tail handling, right only when n is a multiple of 4 (the corpus's n=128), wrong at the odd size 10007, whose last 3 outputs stay poisoned.
 #include <immintrin.h>
 #include <stdint.h>
 
