@@ -99,17 +99,18 @@ def test_corpus_is_large_enough():
 def test_hostile_kernel(path, scored):
     status, _, config = expectation(path)
     result = scored[path, config.mode]
+    text = path.read_text()
     # Nothing escaped: no process of a sandbox uid, no file outside the sandbox.
     assert not live_sandbox_processes()
     assert not list(Path("/tmp").glob("lab_escape_canary_*"))
     if path.name in KNOWN_OPEN:
         pytest.xfail(KNOWN_OPEN[path.name])
-    if on_this_cpu(status, path.read_text()) != status:
-        assert_status_on_this_cpu(result, status, path.read_text(), path.name)
+    if on_this_cpu(status, text) != status:
+        assert_status_on_this_cpu(result, status, text, path.name)
         pytest.skip(f"{path.name} is written with AVX-512, which this CPU lacks: the attack cannot run here")
     assert result.status == status, f"{path.name}: got {result.status} ({result.detail})"
     assert (result.gflops is None) == (status != "ok")  # an attack that changes nothing may score ok
-    if status == "compile_error" and lacks_avx512_for(path.read_text()):
+    if status == "compile_error" and lacks_avx512_for(text):
         # Stopped by its own error, not by the AVX-512 this CPU lacks.
         assert not AVX512_MISMATCH.search(result.detail), f"{path.name}: {result.detail}"
 

@@ -884,15 +884,19 @@ def sqd_training(study: dict, out: Path, filename: str = "sqd_study_training.png
     )
     seeds, width = set(), set()
     for row, part in zip(axes, parts):
-        for ax, (key, label) in zip(row, TRAINING_CURVE_PANELS.items()):
-            for arm in names:
-                curve = (variants[arm].get(part) or {}).get("training_curve") or []
+        for arm in names:
+            block = variants[arm].get(part) or {}
+            curve = block.get("training_curve") or []
+            if not curve:
+                continue
+            n = len(block.get("per_seed") or {}) or max(p["seeds"] for p in curve)
+            seeds.add(n)
+            width.add(f"{curve[-1]['step'] / len(curve):g}")  # steps per span
+            for ax, key in zip(row, TRAINING_CURVE_PANELS):
                 points = [(p["step"], p[key]) for p in curve if p.get(key) is not None]
                 if points:
-                    n = len(variants[arm][part].get("per_seed") or {}) or max(p["seeds"] for p in curve)
-                    seeds.add(n)
-                    width.add(f"{curve[-1]['step'] / len(curve):g}")  # steps per span
                     ax.plot(*zip(*points), color=colors[arm], marker=".", linewidth=1.2, label=f"{arm} ({n} seeds)")
+        for ax, (key, label) in zip(row, TRAINING_CURVE_PANELS.items()):
             ax.set(xlabel="training step", ylabel=label)
             ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
             ax.set_ylim(0, 1.02 if key == "ok_share" else None)

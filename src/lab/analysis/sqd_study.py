@@ -126,8 +126,13 @@ def _mean_or_none(values: list) -> float | None:
     return statistics.fmean(values) if values else None
 
 
+def _ok_values(rows: list[dict], key: str) -> list[float]:
+    """`key` of every ok row that has it."""
+    return [r[key] for r in rows if r["status"] == "ok" and r.get(key) is not None]
+
+
 def _best(rows: list[dict], key: str) -> float | None:
-    values = [r[key] for r in rows if r["status"] == "ok" and r.get(key) is not None]
+    values = _ok_values(rows, key)
     return max(values) if values else None
 
 
@@ -158,7 +163,7 @@ def training_curve(rows: list[dict], windows: int = CURVE_WINDOWS) -> list[dict]
         shares, medians = [], []
         for seed in best:
             mine = grouped.get((span, seed), [])
-            ok = [r["speedup"] for r in mine if r["status"] == "ok" and r.get("speedup") is not None]
+            ok = _ok_values(mine, "speedup")
             if mine:
                 shares.append(len(ok) / len(mine))
             if ok:
