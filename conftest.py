@@ -13,5 +13,45 @@ from __future__ import annotations
 import os
 import tempfile
 
+import pytest
+
 os.environ["LAB_CACHE_DIR"] = tempfile.mkdtemp(prefix="lab-test-cache-")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+# `make test` runs the suite on two pytest-xdist workers. Each test module is one unit of work, so
+# its module-scoped fixtures are made once and its tests keep their order. The modules that start
+# processes of the sandbox uids outside the harness's CPU locks on purpose (a leftover planted for
+# the harness to clear, a cluster worker killed mid-kernel), or that check that none is left,
+# share one unit: they never run beside each other. (xdist's own `--dist loadgroup` would say
+# this with marks, but it loses them under pytest 9.2: pytest-dev/pytest-xdist#1386.)
+SANDBOX_UNIT = frozenset(
+    {"tests/test_kernels.py", "tests/test_sandbox.py", "tests/test_runner.py", "tests/test_cluster.py"}
+)
+# The longest units go first (xdist keeps this order with --no-loadscope-reorder), so that no
+# worker starts one near the end while the other sits idle: the notebooks with the smoke policy's
+# build (about 7 minutes on 2 cores), then the kernel corpus.
+FIRST = ("tests/test_notebooks.py", "tests/test_kernels.py")
+
+
+def _module(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, asked only when it distributes
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleScheduling(LoadScopeScheduling):
+        """xdist's scope scheduling with a module as the scope, and SANDBOX_UNIT as one scope."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            module = _module(nodeid)
+            return "sandbox" if module in SANDBOX_UNIT else module
+
+    return ModuleScheduling(config, log)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {module: i for i, module in enumerate(FIRST)}
+    items.sort(key=lambda item: rank.get(_module(item.nodeid), len(FIRST)))  # stable: the rest as collected

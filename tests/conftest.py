@@ -1,14 +1,20 @@
-"""Shared test helpers: paths, root-only marker, escape detection, what this CPU can compile."""
+"""Shared test helpers: paths, root-only marker, escape detection, what this CPU can compile, and
+the smoke policy that every test worker shares."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import subprocess
 import sys
+import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from lab.config import MeasureConfig
 from lab.harness import sandbox
@@ -74,20 +80,64 @@ def assert_status_on_this_cpu(result, expected: str, text: str, what: str) -> No
         assert AVX512_MISMATCH.search(result.detail), f"{what}: not the AVX-512 mismatch: {result.detail}"
 
 
-def live_sandbox_processes() -> list[int]:
-    """Live processes owned by any sandbox uid of this machine's CPUs."""
-    uids = {sandbox.SANDBOX_UID_BASE + cpu for cpu in os.sched_getaffinity(0)}
-    return [pid for uid in uids for pid in sandbox._uid_processes(uid)[0]]
+#: Longest wait for another test worker's evaluation to give a CPU back before an escape check.
+CPU_LOCK_WAIT_S = 600.0
+
+
+@contextlib.contextmanager
+def _holding_cpu(cpu: int) -> Iterator[None]:
+    """The harness's machine-wide lock of one CPU (the one its evaluations take), taken without
+    the harness's own clearing of the CPU's uid: that would kill the very process an escape check
+    looks for. Polled like the harness does, so a lock held by this process elsewhere cannot hang."""
+    folder = sandbox.lock_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder / f"cpu{cpu}.lock", os.O_CREAT | os.O_RDWR, 0o666)
+    try:
+        deadline = time.monotonic() + CPU_LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"CPU {cpu} stayed locked for {CPU_LOCK_WAIT_S:g} s") from None
+                time.sleep(0.02)
+        yield
+    finally:
+        os.close(fd)
+
+
+def live_sandbox_processes(holding: Sequence[int] = ()) -> list[int]:
+    """Live processes owned by any sandbox uid of this machine's CPUs, looked for while no
+    evaluation runs anywhere on the machine: every CPU's lock is taken first, so that a kernel
+    another test worker is measuring in its slot is not taken for one that escaped. `holding`:
+    the CPUs of the slot this test itself holds (its lock is already this test's)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    with contextlib.ExitStack() as locks:
+        for cpu in cpus:
+            if cpu not in holding:
+                locks.enter_context(_holding_cpu(cpu))
+        return [pid for cpu in cpus for pid in sandbox._uid_processes(sandbox.SANDBOX_UID_BASE + cpu)[0]]
 
 
 @pytest.fixture(scope="session")
-def smoke_policy(tmp_path_factory) -> Path:
-    """The smoke-preset seed policy, built once per test session by `lab seed-model --preset smoke`
-    (what `make smoke` runs; about a minute). In its own process, so that its OpenMP threads
-    spin-wait as usual: nothing is scored beside the build, and passive waiting (this session's
-    setting) slows it by a sixth."""
-    out = tmp_path_factory.mktemp("policy") / "smoke"
-    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
-    build = run_lab("seed-model", "--preset", "smoke", "--out", str(out), env=env, timeout=250)
-    assert build.returncode == 0, build.stderr[-2000:]
+def smoke_policy(tmp_path_factory, worker_id) -> Path:
+    """The smoke-preset seed policy, built once per test run by `lab seed-model --preset smoke`
+    (what `make smoke` runs; one to three minutes). Each pytest-xdist worker is a session of its
+    own: the first to ask builds it into the run's shared temporary folder while holding a file
+    lock, the others wait for it and reuse it. Alone (no xdist) its OpenMP threads spin-wait as
+    usual, which makes it a sixth faster; beside another worker they wait passively (this
+    session's setting), since spinning threads that share their cores slow the build severalfold."""
+    shared = tmp_path_factory.getbasetemp()
+    env = None
+    if worker_id == "master":
+        env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    else:  # under xdist: the folder above every worker's own
+        shared = shared.parent
+    out, built = shared / "policy" / "smoke", shared / "policy" / "smoke.built"
+    with FileLock(shared / "smoke-policy.lock"):
+        if not built.exists():
+            build = run_lab("seed-model", "--preset", "smoke", "--out", str(out), env=env, timeout=540)
+            assert build.returncode == 0, build.stderr[-2000:]
+            built.touch()
     return out

@@ -25,7 +25,12 @@ from tests.conftest import (
     on_this_cpu,
 )
 
-pytestmark = pytest.mark.slow  # scores the whole kernel corpus
+pytestmark = [
+    pytest.mark.slow,  # scores the whole kernel corpus
+    # The first test waits for the whole corpus to be scored (2.5 minutes alone on 2 cores, longer
+    # beside another test worker); every kernel has its own time limits in the harness.
+    pytest.mark.timeout(900),
+]
 
 # Small budgets: classification needs correctness checks, not precise timing.
 CORPUS_CONFIG = MeasureConfig(n=128, min_time_s=0.02, min_reps=3, baseline_min_time_s=0.01, run_timeout_s=4.0)

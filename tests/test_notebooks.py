@@ -49,6 +49,13 @@ def study_smoke(tmp_path_factory, smoke_policy):
     return _private_config(tmp_path_factory, smoke_policy, "sqd_study_smoke")
 
 
+@pytest.mark.timeout(600)  # beside another test worker the build can take minutes
+def test_the_smoke_policy_is_built_first(smoke_policy):
+    """The shared build (tests/conftest.py), asked for here before any notebook runs, so that its
+    time is not charged to a notebook's limit."""
+    assert (smoke_policy / "config.json").is_file() and (smoke_policy / "model.safetensors").is_file()
+
+
 @pytest.mark.parametrize("name", [*NOTEBOOKS, SUITE_NOTEBOOK])
 def test_parameter_cells_hold_only_the_config_path_and_experiment(name):
     nb = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)

@@ -138,7 +138,7 @@ def test_infinite_loop_is_killed_at_the_wall_limit(tmp_path, slot):
     out = run(work, slot, wall_s=1.0)
     assert out.timed_out and out.signal == 9
     assert time.monotonic() - t0 < 3
-    assert not live_sandbox_processes()
+    assert not live_sandbox_processes(holding=slot[0])
 
 
 @requires_root
@@ -157,7 +157,7 @@ def test_detached_children_are_killed(tmp_path, slot):
     out = run(work, slot)
     assert out.returncode == 0
     assert out.killed == 4 and out.survivors == 0
-    assert not live_sandbox_processes()
+    assert not live_sandbox_processes(holding=slot[0])
 
 
 @requires_root
@@ -179,7 +179,7 @@ def test_fork_bomb_is_bounded_and_cleaned_up(tmp_path, slot):
     )
     out = run(work, slot, processes=16)
     assert out.returncode == 0, out
-    assert out.survivors == 0 and not live_sandbox_processes()
+    assert out.survivors == 0 and not live_sandbox_processes(holding=slot[0])
 
 
 def test_output_flood_is_capped(tmp_path, slot):
@@ -351,10 +351,12 @@ def test_a_uid_that_still_owns_processes_is_cleared_before_it_is_handed_out():
     uid = sandbox.SANDBOX_UID_BASE + cpu
     with sandbox.core_slot(1) as (cores, held_uid):
         other = sandbox.SANDBOX_UID_BASE + cores[0]
+        index = sorted(os.sched_getaffinity(0)).index(cores[0])
     # A leftover of a dead evaluator: a process of that uid, outside any sandbox run.
     leftover = subprocess.Popen(["sleep", "30"], user=other, group=other, extra_groups=[])
     try:
-        with sandbox.core_slot(1) as (cores, uid):
+        # That slot again, even if another test worker now holds the first one.
+        with sandbox.core_slot(1, preferred=index, exact=True) as (cores, uid):
             assert uid == other and not sandbox._uid_processes(uid)[0]
     finally:
         leftover.kill()

@@ -38,8 +38,11 @@ def _arm(out, kind, sqd, ok_share, techniques, compliant, seeds=(0, 1, 2)):
     write_json(out / "metrics.json", {"complete": True})
 
 
-@pytest.fixture
-def study(tmp_path):
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    """Four hand-made arms of the DGEMM part, read into one study (made once: its intervals take
+    seconds; the tests only read it)."""
+    tmp_path = tmp_path_factory.mktemp("study")
     config = tmp_path / "study.yaml"
     config.write_text(f"defaults: {ROOT / 'configs' / 'sqd_study.yaml'}\nresults_dir: {tmp_path / 'dgemm'}\n")
     _arm(tmp_path / "dgemm" / "baseline", "baseline", None, 0.3, ["loop_reorder"], 0.5)

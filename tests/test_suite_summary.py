@@ -51,8 +51,10 @@ def _arm(root, name, kind, speedups, seeds=(0, 1, 2), n=12, blas=50.0):
     write_json(out / "metrics.json", {"complete": True, "rows": rows, "by_mode": mode_means(rows)})
 
 
-@pytest.fixture
-def summary(tmp_path):
+@pytest.fixture(scope="module")
+def summary(tmp_path_factory):
+    """A base and a trained arm, read into one suite summary (made once; the tests only read it)."""
+    tmp_path = tmp_path_factory.mktemp("summary")
     base = {e: 1.0 for e in ENTRIES}
     _arm(tmp_path, "baseline", "baseline", base)
     # Trained: 3x faster in serial, the same in OpenMP.
