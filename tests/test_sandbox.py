@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -361,3 +362,46 @@ def test_a_uid_that_still_owns_processes_is_cleared_before_it_is_handed_out():
     finally:
         leftover.kill()
         leftover.wait()
+
+
+#: Another evaluator measuring a kernel: it holds CPU argv[1]'s lock, runs a process of that CPU's
+#: sandbox uid, says so, and after argv[2] seconds ends the process and gives the CPU back.
+_EVALUATOR = """
+import fcntl, os, subprocess, sys, time
+from lab.harness import sandbox
+cpu, hold_s = int(sys.argv[1]), float(sys.argv[2])
+fd = os.open(sandbox.lock_dir() / f"cpu{cpu}.lock", os.O_CREAT | os.O_RDWR, 0o666)
+fcntl.flock(fd, fcntl.LOCK_EX)
+uid = sandbox.SANDBOX_UID_BASE + cpu
+kernel = subprocess.Popen(["sleep", "30"], user=uid, group=uid, extra_groups=[])
+print("measuring", flush=True)
+time.sleep(hold_s)
+kernel.kill()
+kernel.wait()
+"""
+
+
+@requires_root
+def test_escape_checks_wait_out_a_kernel_in_its_slot_and_see_a_leftover():
+    """What every escape check of the tests relies on: a process of a sandbox uid counts only
+    while no evaluator holds its CPU (another test worker's kernel is not an escape), and then it
+    is found."""
+    cpu = sorted(os.sched_getaffinity(0))[-1]
+    sandbox.lock_dir().mkdir(parents=True, exist_ok=True)
+    evaluator = subprocess.Popen([sys.executable, "-c", _EVALUATOR, str(cpu), "1.5"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert evaluator.stdout.readline().strip() == "measuring"
+        start = time.monotonic()
+        assert live_sandbox_processes() == []
+        assert time.monotonic() - start > 1.0  # it waited for the evaluator to give the CPU back
+    finally:
+        evaluator.kill()
+        evaluator.wait()
+    # Holding the CPU here, so that no evaluator of another worker takes it and clears the uid.
+    with sandbox.core_slot(1, preferred=sorted(os.sched_getaffinity(0)).index(cpu), exact=True) as (cores, uid):
+        leftover = subprocess.Popen(["sleep", "30"], user=uid, group=uid, extra_groups=[])
+        try:
+            assert leftover.pid in live_sandbox_processes(holding=cores)
+        finally:
+            leftover.kill()
+            leftover.wait()
