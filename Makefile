@@ -126,22 +126,24 @@ fresh-long: $(STAMP)
 
 # The SQD study (notebooks/06_sqd_study): runs the DGEMM part (configs/sqd_study.yaml) and
 # writes results/sqd_study.json and results/sqd_study/figures, with the suite part's arms
-# (configs/sqd_study_suite.yaml) where they are finished. Finished arms are reused.
+# (configs/sqd_study_suite.yaml) where they are finished. Finished arms are reused; arms do not
+# run beside finished arms of their config measured on another machine unless MIX_MACHINES=1.
+MIX := $(if $(MIX_MACHINES),-p mix_machines True)
 sqd-study: $(SEED_MODEL)/config.json results/machine.json
 	@mkdir -p $(EXECUTED)
-	$(PAPERMILL) notebooks/06_sqd_study.ipynb $(EXECUTED)/06_sqd_study.ipynb -y '{"run": ["configs/sqd_study.yaml"]}'
+	$(PAPERMILL) notebooks/06_sqd_study.ipynb $(EXECUTED)/06_sqd_study.ipynb -y '{"run": ["configs/sqd_study.yaml"]}' $(MIX)
 
 # The same study with its suite part run too: the DGEMM arms are reused when finished; the suite
 # arms take several hours on 2 cores.
 sqd-study-suite: $(SEED_MODEL)/config.json results/machine.json
 	@mkdir -p $(EXECUTED)
-	$(PAPERMILL) notebooks/06_sqd_study.ipynb $(EXECUTED)/06_sqd_study_suite.ipynb
+	$(PAPERMILL) notebooks/06_sqd_study.ipynb $(EXECUTED)/06_sqd_study_suite.ipynb $(MIX)
 
 # The SQD variants at the 200-step budget (configs/sqd_long.yaml): several hours on 2 cores.
 sqd-long: $(SEED_MODEL)/config.json results/machine.json
 	@mkdir -p $(EXECUTED)
 	$(PAPERMILL) notebooks/06_sqd_study.ipynb $(EXECUTED)/06_sqd_long.ipynb \
-	  -y '{"configs": ["configs/sqd_long.yaml"], "out": "results/sqd_study_long.json"}'
+	  -y '{"configs": ["configs/sqd_long.yaml"], "out": "results/sqd_study_long.json"}' $(MIX)
 
 # Redraw every figure from results JSON alone.
 figures: $(STAMP)

@@ -70,7 +70,12 @@ def test_parameter_cells_hold_only_the_config_path_and_experiment(name):
 def test_the_study_notebook_takes_its_configs_and_output():
     nb = nbformat.read(ROOT / "notebooks" / f"{STUDY_NOTEBOOK}.ipynb", as_version=4)
     params = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
-    assert len(params) == 1 and set(re.findall(r"^(\w+)\s*=", params[0].source, re.M)) == {"configs", "out", "run"}
+    assert len(params) == 1 and set(re.findall(r"^(\w+)\s*=", params[0].source, re.M)) == {
+        "configs",
+        "out",
+        "run",
+        "mix_machines",
+    }
     assert "configs/sqd_study.yaml" in params[0].source and "configs/sqd_study_suite.yaml" in params[0].source
 
 

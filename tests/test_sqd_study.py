@@ -176,3 +176,37 @@ def test_every_arm_is_compared_with_plain_grpo_and_tabled(study):
     assert "| 1.00 (none) |" in arms  # the commonest set beside its share
     assert pairs.splitlines()[-1].startswith("| S1 soft − s0_hard | ")
     assert "**+0.75 [" in pairs
+
+
+def test_arms_do_not_run_here_beside_finished_arms_measured_elsewhere(tmp_path, capsys):
+    from lab.analysis.experiments import code_fingerprint, open_config
+    from lab.analysis.sqd_study import MixedMachines, arms_from_other_machines, check_one_machine
+
+    config = tmp_path / "study.yaml"
+    config.write_text(f"defaults: {ROOT / 'configs' / 'sqd_study.yaml'}\nresults_dir: {tmp_path / 'dgemm'}\n")
+    arms = open_config(config).experiments
+
+    def finish(name, machine, code=None):  # as the runner saves a finished arm
+        cfg = arms[name]
+        made = cfg.to_dict() | {"code": code or code_fingerprint(), "machine": {"fingerprint": machine}}
+        write_json(cfg.out_dir / "config.json", made)
+        write_json(cfg.out_dir / "metrics.json", {"complete": True})
+
+    assert arms_from_other_machines(config, "zen3") == {}  # nothing finished: every arm runs here
+    finish("baseline", "avx512")
+    finish("grpo", "zen3")
+    assert arms_from_other_machines(config, "zen3") == {"baseline": "avx512"}
+    with pytest.raises(
+        MixedMachines, match=r"study\.yaml: arms would run on this machine \(zen3\) .*: baseline \(avx512\);"
+    ):
+        check_one_machine([config], "zen3")
+    with pytest.raises(MixedMachines, match=r"grpo \(zen3\)"):  # and the other way round
+        check_one_machine([config], "avx512")
+    check_one_machine([config], "zen3", allow=True)
+    # An arm made by other code is measured again here, so it mixes nothing.
+    finish("baseline", "avx512", code="older")
+    assert arms_from_other_machines(config, "zen3") == {}
+    # Every arm finished: nothing runs, and a finished study is read whatever machines made it.
+    for name in arms:
+        finish(name, "avx512")
+    check_one_machine([config], "zen3")

@@ -38,7 +38,10 @@ compliance and the compliant expected speedup on the restricted ones, each diffe
 different code (empty when every comparison is between arms of the same code), and
 `mixed_machine` the machine fingerprint of each arm when they were measured on different
 machines (a CPU without AVX-512 cannot compile what one with it runs, and the policy built on
-each differs).
+each differs). Those are reports after the fact; `check_one_machine`, asked before arms run,
+refuses to run the rest of a config here when the finished arms it would reuse beside them
+were measured on another machine: a study whose arms take several sessions cannot end up mixed
+by accident.
 
 Expected speedup is over each problem's serial textbook baseline, so it pools across problems;
 rates (GFLOP/s, GB/s) are only reported per entry.
@@ -51,7 +54,7 @@ from collections import Counter
 from pathlib import Path
 
 from lab.analysis.compare import check_fair, held_text, interval_text, judge, ratio_text, table_text
-from lab.analysis.experiments import RESTRICTED_SAMPLES, is_finished, open_config
+from lab.analysis.experiments import RESTRICTED_SAMPLES, is_complete, is_finished, open_config
 from lab.analysis.intervals import difference, metric_intervals, metric_values
 from lab.config import RAN_STATUSES
 from lab.files import read_json, read_jsonl, write_json
@@ -269,6 +272,43 @@ def comparisons(arms: dict[str, dict]) -> list[dict]:
     return pairs
 
 
+class MixedMachines(ValueError):
+    """Arms would run here beside finished arms measured on another machine."""
+
+
+def _machine_of(out_dir: Path) -> str | None:
+    """The fingerprint of the machine that measured a finished arm."""
+    return (read_json(out_dir / "config.json").get("machine") or {}).get("fingerprint")
+
+
+def arms_from_other_machines(config_path: str | Path, machine: str) -> dict[str, str | None]:
+    """Before the arms of a config run on `machine`: the finished arms that would be reused
+    beside them (lab.analysis.experiments.is_complete) but were measured elsewhere, each with its
+    machine's fingerprint. Empty when nothing would run (every arm is reused, whatever made it:
+    reading a finished study mixes nothing new) or when every reused arm comes from here."""
+    arms = open_config(config_path).experiments
+    reused = [name for name, cfg in arms.items() if is_complete(cfg)]
+    if len(reused) == len(arms):
+        return {}
+    machines = {name: _machine_of(arms[name].out_dir) for name in reused}
+    return {name: fingerprint for name, fingerprint in machines.items() if fingerprint != machine}
+
+
+def check_one_machine(configs: list[str | Path], machine: str, allow: bool = False) -> None:
+    """Raise MixedMachines (one line) if arms of one of `configs` would run on `machine` beside
+    finished arms of that config measured on another one; `allow` lets them mix (the study then
+    names them in `mixed_machine`)."""
+    for path in configs:
+        elsewhere = arms_from_other_machines(path, machine)
+        if elsewhere and not allow:
+            named = ", ".join(f"{arm} ({fingerprint})" for arm, fingerprint in elsewhere.items())
+            raise MixedMachines(
+                f"{path}: arms would run on this machine ({machine}) beside finished ones measured on another: "
+                f"{named}; run the rest there, remove their folders to measure every arm here, or allow it "
+                "(mix_machines=True; make ... MIX_MACHINES=1)"
+            )
+
+
 def sqd_study(configs: list[str | Path]) -> dict:
     """The study over the finished arms of each config (unfinished ones are listed as missing).
     Each config's arms must agree in everything but their SQD settings (compare.check_fair);
@@ -286,9 +326,8 @@ def sqd_study(configs: list[str | Path]) -> dict:
                 missing.append(f"{part}/{name}")
                 continue
             variants.setdefault(name, {})[part] = arm_summary(cfg.out_dir, cfg.kind == "grpo")
-            made = read_json(cfg.out_dir / "config.json")
-            codes[name] = made.get("code")
-            machines[name] = (made.get("machine") or {}).get("fingerprint")
+            codes[name] = read_json(cfg.out_dir / "config.json").get("code")
+            machines[name] = _machine_of(cfg.out_dir)
             restricted = cfg.out_dir / RESTRICTED_SAMPLES
             arms[name] = {
                 "plain": read_jsonl(cfg.out_dir / "samples.jsonl"),
