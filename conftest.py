@@ -20,17 +20,23 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 # `make test` runs the suite on two pytest-xdist workers. Each test module is one unit of work, so
-# its module-scoped fixtures are made once and its tests keep their order. The modules that start
-# processes of the sandbox uids outside the harness's CPU locks on purpose (a leftover planted for
-# the harness to clear, a cluster worker killed mid-kernel), or that check that none is left,
-# share one unit: they never run beside each other. (xdist's own `--dist loadgroup` would say
-# this with marks, but it loses them under pytest 9.2: pytest-dev/pytest-xdist#1386.)
+# its module-scoped fixtures are made once and its tests keep their order. The modules that leave
+# processes of the sandbox uids outside the harness's CPU locks (a leftover planted for the
+# harness to clear, a cluster worker or a trainer killed mid-kernel), or that look for escaped
+# ones, share one unit: they never run beside each other. (xdist's own `--dist loadgroup` would
+# say this with marks, but it loses them under pytest 9.2: pytest-dev/pytest-xdist#1386.)
 SANDBOX_UNIT = frozenset(
-    {"tests/test_kernels.py", "tests/test_sandbox.py", "tests/test_runner.py", "tests/test_cluster.py"}
+    {
+        "tests/test_kernels.py",
+        "tests/test_sandbox.py",
+        "tests/test_runner.py",
+        "tests/test_cluster.py",
+        "tests/test_train.py",
+    }
 )
-# The longest units go first (xdist keeps this order with --no-loadscope-reorder), so that no
-# worker starts one near the end while the other sits idle: the notebooks with the smoke policy's
-# build (about 7 minutes on 2 cores), then the kernel corpus.
+# The longest units go first, so that no worker starts one near the end while the other sits
+# idle: the notebooks with the smoke policy's build (7 to 11 minutes on 2 cores), then the kernel
+# corpus. (xdist would otherwise order the units by their number of tests.)
 FIRST = ("tests/test_notebooks.py", "tests/test_kernels.py")
 
 
@@ -41,6 +47,8 @@ def _module(nodeid: str) -> str:
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, asked only when it distributes
 def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
+
+    config.option.loadscopereorder = False  # keep the collection's order: FIRST
 
     class ModuleScheduling(LoadScopeScheduling):
         """xdist's scope scheduling with a module as the scope, and SANDBOX_UNIT as one scope."""

@@ -80,18 +80,33 @@ def assert_status_on_this_cpu(result, expected: str, text: str, what: str) -> No
         assert AVX512_MISMATCH.search(result.detail), f"{what}: not the AVX-512 mismatch: {result.detail}"
 
 
-#: Longest wait for another test worker's evaluation to give a CPU back before an escape check.
-CPU_LOCK_WAIT_S = 600.0
+#: Longest wait for another test worker's evaluation to give a CPU back before an escape check
+#: (below pytest's 300 s per test, so that this, not pytest's stack dump, says what hung).
+CPU_LOCK_WAIT_S = 240.0
+
+
+def cpu_lock_file(cpu: int) -> Path:
+    """The harness's lock file of one CPU, created as the harness creates it: any user's
+    evaluator locks the same files, so neither the folder nor a file may end up root-only."""
+    folder = sandbox.lock_dir()
+    if not folder.is_dir():
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(parents=True)
+            os.chmod(folder, 0o1777)
+    path = folder / f"cpu{cpu}.lock"
+    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o666)
+    with contextlib.suppress(PermissionError):
+        os.fchmod(fd, 0o666)  # despite the umask
+    os.close(fd)
+    return path
 
 
 @contextlib.contextmanager
 def _holding_cpu(cpu: int) -> Iterator[None]:
     """The harness's machine-wide lock of one CPU (the one its evaluations take), taken without
     the harness's own clearing of the CPU's uid: that would kill the very process an escape check
-    looks for. Polled like the harness does, so a lock held by this process elsewhere cannot hang."""
-    folder = sandbox.lock_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    fd = os.open(folder / f"cpu{cpu}.lock", os.O_CREAT | os.O_RDWR, 0o666)
+    looks for. Polled like the harness does, for at most CPU_LOCK_WAIT_S."""
+    fd = os.open(cpu_lock_file(cpu), os.O_RDWR)
     try:
         deadline = time.monotonic() + CPU_LOCK_WAIT_S
         while True:
@@ -110,34 +125,49 @@ def _holding_cpu(cpu: int) -> Iterator[None]:
 def live_sandbox_processes(holding: Sequence[int] = ()) -> list[int]:
     """Live processes owned by any sandbox uid of this machine's CPUs, looked for while no
     evaluation runs anywhere on the machine: every CPU's lock is taken first, so that a kernel
-    another test worker is measuring in its slot is not taken for one that escaped. `holding`:
-    the CPUs of the slot this test itself holds (its lock is already this test's)."""
+    another test worker is measuring in its slot is not taken for one that escaped.
+
+    `holding`: the CPUs of the slot this test itself holds (its lock is already this test's).
+    They must be the lowest CPUs (core_slot(..., preferred=0, exact=True)): the locks are taken
+    in ascending order here and by the harness's whole-machine calibration, and a test holding a
+    higher CPU while this waits for a lower one could wait on a calibration that waits on it."""
     cpus = sorted(os.sched_getaffinity(0))
+    assert sorted(holding) == cpus[: len(holding)], f"hold the lowest CPUs, not {sorted(holding)} of {cpus}"
     with contextlib.ExitStack() as locks:
-        for cpu in cpus:
-            if cpu not in holding:
-                locks.enter_context(_holding_cpu(cpu))
+        for cpu in cpus[len(holding) :]:
+            locks.enter_context(_holding_cpu(cpu))
         return [pid for cpu in cpus for pid in sandbox._uid_processes(sandbox.SANDBOX_UID_BASE + cpu)[0]]
 
 
 @pytest.fixture(scope="session")
-def smoke_policy(tmp_path_factory, worker_id) -> Path:
+def smoke_policy(tmp_path_factory) -> Path:
     """The smoke-preset seed policy, built once per test run by `lab seed-model --preset smoke`
-    (what `make smoke` runs; one to three minutes). Each pytest-xdist worker is a session of its
+    (what `make smoke` runs; one to four minutes). Each pytest-xdist worker is a session of its
     own: the first to ask builds it into the run's shared temporary folder while holding a file
-    lock, the others wait for it and reuse it. Alone (no xdist) its OpenMP threads spin-wait as
-    usual, which makes it a sixth faster; beside another worker they wait passively (this
-    session's setting), since spinning threads that share their cores slow the build severalfold."""
+    lock; the others wait for it and reuse it, or fail with the build's own error without trying
+    again. Alone (no xdist) its OpenMP threads spin-wait as usual, which makes it a sixth faster;
+    beside another worker they wait passively (this session's setting), since spinning threads
+    that share their cores slow the build severalfold."""
     shared = tmp_path_factory.getbasetemp()
     env = None
-    if worker_id == "master":
-        env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
-    else:  # under xdist: the folder above every worker's own
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # the folder above every worker's own
         shared = shared.parent
-    out, built = shared / "policy" / "smoke", shared / "policy" / "smoke.built"
+    else:
+        env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    out = shared / "policy" / "smoke"
+    built, failed = out.with_name("smoke.built"), out.with_name("smoke.failed")
+    out.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(shared / "smoke-policy.lock"):
-        if not built.exists():
-            build = run_lab("seed-model", "--preset", "smoke", "--out", str(out), env=env, timeout=540)
-            assert build.returncode == 0, build.stderr[-2000:]
-            built.touch()
+        if not (built.exists() or failed.exists()):
+            try:
+                build = run_lab("seed-model", "--preset", "smoke", "--out", str(out), env=env, timeout=540)
+                error = "" if build.returncode == 0 else build.stderr[-2000:]
+            except subprocess.TimeoutExpired:
+                error = "timed out after 540 s"
+            if error:
+                failed.write_text(error)
+            else:
+                built.touch()
+    if failed.exists():
+        pytest.fail(f"the smoke policy did not build: {failed.read_text()}", pytrace=False)
     return out

@@ -39,6 +39,11 @@ TIMEOUT_RUN_S = 1.0
 #: Attacks whose expected status the harness does not reach yet (each one a known, documented gap;
 #: strict: the day one is fixed, its entry must go).
 KNOWN_OPEN: dict[str, str] = {}
+#: How often a legitimate kernel that came back `suspicious` is measured again. Beside another
+#: test worker (`make test` runs two), a neighbour's load can slow a kernel's baseline run past
+#: the calibration's factor, and the harness rightly distrusts that speedup; a kernel the harness
+#: wrongly distrusts stays suspicious every time.
+REMEASURE = 2
 _EXPECT = re.compile(r"expect:\s*(\w+)")
 _OPTION = re.compile(r"\b(problem|mode|threads|n):\s*(\w+)")
 _USES_OPENMP = re.compile(r"#\s*pragma\s+omp|<omp\.h>|\bomp_\w+\s*\(")
@@ -90,9 +95,14 @@ def scored():
         jobs.setdefault((f.parent.parent.name, dataclasses.replace(CORPUS_CONFIG, mode="serial")), []).append(f)
     results = {}
     for (problem, config), group in jobs.items():
-        texts = [f.read_text() for f in group]
-        for f, r in zip(group, evaluate_batch(texts, problem, config, cache=False, progress=False)):
-            results[f, config.mode] = r
+        todo = group
+        for _ in range(1 + REMEASURE):
+            texts = [f.read_text() for f in todo]
+            for f, r in zip(todo, evaluate_batch(texts, problem, config, cache=False, progress=False)):
+                results[f, config.mode] = r
+            todo = [f for f in group if f.parent.name != "hostile" and results[f, config.mode].status == "suspicious"]
+            if not todo:
+                break
     return results
 
 

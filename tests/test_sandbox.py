@@ -19,12 +19,14 @@ from pathlib import Path
 import pytest
 
 from lab.harness import sandbox
-from tests.conftest import live_sandbox_processes, requires_root
+from tests.conftest import cpu_lock_file, live_sandbox_processes, requires_root
 
 
 @pytest.fixture
 def slot():
-    with sandbox.core_slot(1) as (cores, uid):
+    """The first CPU's slot: a test that holds a slot while it looks for escaped processes must
+    hold the lowest CPUs (tests/conftest.py's live_sandbox_processes says why)."""
+    with sandbox.core_slot(1, preferred=0, exact=True) as (cores, uid):
         yield cores, uid
 
 
@@ -254,9 +256,15 @@ def test_result_pipe_is_separate_from_output(tmp_path, slot):
 
 
 def test_core_slots_never_overlap():
-    with sandbox.core_slot(1) as (a, uid_a), sandbox.core_slot(1) as (b, uid_b):
-        if len(os.sched_getaffinity(0)) >= 2:
-            assert set(a).isdisjoint(b) and uid_a != uid_b
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: one slot")
+    # Taken in order, each waiting for its own slot, as the harness's whole-machine calibration
+    # takes them: two slots taken in any order could each wait on another test worker's.
+    with (
+        sandbox.core_slot(1, preferred=0, exact=True) as (a, uid_a),
+        sandbox.core_slot(1, preferred=1, exact=True) as (b, uid_b),
+    ):
+        assert set(a).isdisjoint(b) and uid_a != uid_b
 
 
 requires_cgroup = pytest.mark.skipif(sandbox.cgroup_layout() is None, reason="no writable cgroup on this machine")
@@ -364,13 +372,13 @@ def test_a_uid_that_still_owns_processes_is_cleared_before_it_is_handed_out():
         leftover.wait()
 
 
-#: Another evaluator measuring a kernel: it holds CPU argv[1]'s lock, runs a process of that CPU's
-#: sandbox uid, says so, and after argv[2] seconds ends the process and gives the CPU back.
+#: Another evaluator measuring a kernel: it holds CPU argv[1]'s lock (file argv[3]), runs a process
+#: of that CPU's sandbox uid, says so, and after argv[2] seconds ends it and gives the CPU back.
 _EVALUATOR = """
 import fcntl, os, subprocess, sys, time
 from lab.harness import sandbox
 cpu, hold_s = int(sys.argv[1]), float(sys.argv[2])
-fd = os.open(sandbox.lock_dir() / f"cpu{cpu}.lock", os.O_CREAT | os.O_RDWR, 0o666)
+fd = os.open(sys.argv[3], os.O_RDWR)
 fcntl.flock(fd, fcntl.LOCK_EX)
 uid = sandbox.SANDBOX_UID_BASE + cpu
 kernel = subprocess.Popen(["sleep", "30"], user=uid, group=uid, extra_groups=[])
@@ -386,9 +394,12 @@ def test_escape_checks_wait_out_a_kernel_in_its_slot_and_see_a_leftover():
     """What every escape check of the tests relies on: a process of a sandbox uid counts only
     while no evaluator holds its CPU (another test worker's kernel is not an escape), and then it
     is found."""
-    cpu = sorted(os.sched_getaffinity(0))[-1]
-    sandbox.lock_dir().mkdir(parents=True, exist_ok=True)
-    evaluator = subprocess.Popen([sys.executable, "-c", _EVALUATOR, str(cpu), "1.5"], stdout=subprocess.PIPE, text=True)
+    last = sorted(os.sched_getaffinity(0))[-1]
+    evaluator = subprocess.Popen(
+        [sys.executable, "-c", _EVALUATOR, str(last), "1.5", str(cpu_lock_file(last))],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert evaluator.stdout.readline().strip() == "measuring"
         start = time.monotonic()
@@ -397,8 +408,8 @@ def test_escape_checks_wait_out_a_kernel_in_its_slot_and_see_a_leftover():
     finally:
         evaluator.kill()
         evaluator.wait()
-    # Holding the CPU here, so that no evaluator of another worker takes it and clears the uid.
-    with sandbox.core_slot(1, preferred=sorted(os.sched_getaffinity(0)).index(cpu), exact=True) as (cores, uid):
+    # Holding the first CPU here, so that no evaluator of another worker takes it and clears the uid.
+    with sandbox.core_slot(1, preferred=0, exact=True) as (cores, uid):
         leftover = subprocess.Popen(["sleep", "30"], user=uid, group=uid, extra_groups=[])
         try:
             assert leftover.pid in live_sandbox_processes(holding=cores)
