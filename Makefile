@@ -67,9 +67,9 @@ RERUN_ON := suspicious|cannot be trusted|calibrated peak
 test: lint
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --reruns 2 --only-rerun '$(RERUN_ON)' --durations=15
 
-# Under a minute: no training, no notebooks, no full kernel corpus.
+# No training, no notebooks, no full kernel corpus: about 2 minutes on 2 cores.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --reruns 2 --only-rerun '$(RERUN_ON)' -q -m "not slow"
 
 # The whole pipeline on the embedded default model. Finished results of the same config are
 # reused (so the committed results regenerate unchanged); FRESH=1 measures everything again.

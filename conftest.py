@@ -5,7 +5,7 @@ test runs, so that joblib worker processes use it too. OpenMP threads of the
 in-process model training (the smoke policy) wait passively: tests share the two
 cores with kernel-scoring workers, and busy-waiting threads then slow a build of
 seconds to minutes. Sandboxed kernels are unaffected: their environment is set
-by the harness alone.
+by the harness alone. Below: how pytest-xdist shares the modules between workers.
 """
 
 from __future__ import annotations
