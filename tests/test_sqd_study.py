@@ -178,7 +178,7 @@ def test_every_arm_is_compared_with_plain_grpo_and_tabled(study):
     assert "**+0.75 [" in pairs
 
 
-def test_arms_do_not_run_here_beside_finished_arms_measured_elsewhere(tmp_path, capsys):
+def test_arms_do_not_run_here_beside_finished_arms_measured_elsewhere(tmp_path):
     from lab.analysis.experiments import code_fingerprint, open_config
     from lab.analysis.sqd_study import MixedMachines, arms_from_other_machines, check_one_machine
 

@@ -276,9 +276,9 @@ class MixedMachines(ValueError):
     """Arms would run here beside finished arms measured on another machine."""
 
 
-def _machine_of(out_dir: Path) -> str | None:
-    """The fingerprint of the machine that measured a finished arm."""
-    return (read_json(out_dir / "config.json").get("machine") or {}).get("fingerprint")
+def _machine_of(saved: dict) -> str | None:
+    """The fingerprint of the machine that measured a finished arm, from its saved config.json."""
+    return (saved.get("machine") or {}).get("fingerprint")
 
 
 def arms_from_other_machines(config_path: str | Path, machine: str) -> dict[str, str | None]:
@@ -290,7 +290,7 @@ def arms_from_other_machines(config_path: str | Path, machine: str) -> dict[str,
     reused = [name for name, cfg in arms.items() if is_complete(cfg)]
     if len(reused) == len(arms):
         return {}
-    machines = {name: _machine_of(arms[name].out_dir) for name in reused}
+    machines = {name: _machine_of(read_json(arms[name].out_dir / "config.json")) for name in reused}
     return {name: fingerprint for name, fingerprint in machines.items() if fingerprint != machine}
 
 
@@ -326,8 +326,9 @@ def sqd_study(configs: list[str | Path]) -> dict:
                 missing.append(f"{part}/{name}")
                 continue
             variants.setdefault(name, {})[part] = arm_summary(cfg.out_dir, cfg.kind == "grpo")
-            codes[name] = read_json(cfg.out_dir / "config.json").get("code")
-            machines[name] = _machine_of(cfg.out_dir)
+            saved = read_json(cfg.out_dir / "config.json")
+            codes[name] = saved.get("code")
+            machines[name] = _machine_of(saved)
             restricted = cfg.out_dir / RESTRICTED_SAMPLES
             arms[name] = {
                 "plain": read_jsonl(cfg.out_dir / "samples.jsonl"),
