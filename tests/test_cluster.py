@@ -47,6 +47,14 @@ def _stop(proc: subprocess.Popen) -> None:
             proc.wait()
 
 
+def _address_in(info: Path) -> str | None:
+    """The address in a scheduler file, or None while the file is missing or half written."""
+    try:
+        return json.loads(info.read_text()).get("address")
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+
+
 class Cluster:
     """A scheduler and named workers on 127.0.0.1, each worker with a cache folder of its own."""
 
@@ -58,11 +66,12 @@ class Cluster:
             [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard"]
             + ["--scheduler-file", str(info)],
         )
+        # The scheduler creates its file before it writes it: wait for an address, not for the file.
         deadline = time.monotonic() + START_S
-        while not info.exists():
+        while not (address := _address_in(info)):
             assert self.scheduler.poll() is None and time.monotonic() < deadline, (tmp / "scheduler.log").read_text()
             time.sleep(0.1)
-        self.address = json.loads(info.read_text())["address"]
+        self.address = address
 
     def add_worker(self, name: str, **env: str) -> None:
         cache = self.tmp / f"{name}-cache"
