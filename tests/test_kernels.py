@@ -39,11 +39,14 @@ TIMEOUT_RUN_S = 1.0
 #: Attacks whose expected status the harness does not reach yet (each one a known, documented gap;
 #: strict: the day one is fixed, its entry must go).
 KNOWN_OPEN: dict[str, str] = {}
-#: How often a legitimate kernel that came back `suspicious` is measured again. Beside another
-#: test worker (`make test` runs two), a neighbour's load can slow a kernel's baseline run past
-#: the calibration's factor, and the harness rightly distrusts that speedup; a kernel the harness
-#: wrongly distrusts stays suspicious every time.
+#: How often a kernel is measured again whose verdict is one a neighbour's load can cause and
+#: not the one its header expects. Beside another test worker (`make test` runs two), that load
+#: can slow a kernel's baseline run past the calibration's factor, and the harness rightly
+#: distrusts the speedup (`suspicious`), or slow a kernel that waits on the measurer past its run
+#: limit (`timeout`). A kernel the harness wrongly distrusts or stops gets that verdict every
+#: time; a verdict the load cannot cause (an attack scored `ok`) is never measured again.
 REMEASURE = 2
+LOAD_VERDICTS = frozenset({"suspicious", "timeout"})
 _EXPECT = re.compile(r"expect:\s*(\w+)")
 _OPTION = re.compile(r"\b(problem|mode|threads|n):\s*(\w+)")
 _USES_OPENMP = re.compile(r"#\s*pragma\s+omp|<omp\.h>|\bomp_\w+\s*\(")
@@ -81,6 +84,11 @@ def examples() -> list[Path]:
     return sorted(EXAMPLES.glob("*/examples/*.[cm]*"))
 
 
+def _load_verdict(status: str, path: Path) -> bool:
+    """Whether `status` could be the other worker's doing rather than the kernel's (REMEASURE)."""
+    return status in LOAD_VERDICTS and status != expectation(path)[0]
+
+
 @pytest.fixture(scope="module")
 def scored():
     """Every corpus file measured as its header says, and every example also in serial mode:
@@ -100,7 +108,7 @@ def scored():
             texts = [f.read_text() for f in todo]
             for f, r in zip(todo, evaluate_batch(texts, problem, config, cache=False, progress=False)):
                 results[f, config.mode] = r
-            todo = [f for f in group if f.parent.name != "hostile" and results[f, config.mode].status == "suspicious"]
+            todo = [f for f in group if _load_verdict(results[f, config.mode].status, f)]
             if not todo:
                 break
     return results
@@ -108,6 +116,15 @@ def scored():
 
 def test_corpus_is_large_enough():
     assert len(corpus("hostile")) >= 25 and len(corpus("legit")) >= 10
+
+
+def test_only_load_verdicts_the_header_does_not_expect_are_measured_again():
+    legit, hostile = EXAMPLES / "dgemm" / "examples" / "naive.c", KERNELS / "hostile"
+    assert _load_verdict("suspicious", legit) and _load_verdict("timeout", legit)
+    assert not _load_verdict("timeout", hostile / "infinite_loop_for.c")  # what its header expects
+    assert _load_verdict("suspicious", hostile / "infinite_loop_for.c")
+    assert not _load_verdict("ok", hostile / "dot_rng_regenerate_inputs.c")  # an attack that got through
+    assert not _load_verdict("wrong_result", legit)
 
 
 @pytest.mark.parametrize("path", corpus("hostile"), ids=lambda p: p.name)
