@@ -1,10 +1,10 @@
 """Pytest setup for the whole repo (tests/ and the doctests in src/lab).
 
 Tests get a private evaluation/build cache, set through the environment before any
-test runs, so that joblib worker processes use it too. OpenMP threads of the
-in-process model training (the smoke policy) wait passively: tests share the two
-cores with kernel-scoring workers, and busy-waiting threads then slow a build of
-seconds to minutes. Sandboxed kernels are unaffected: their environment is set
+test runs, so that joblib worker processes use it too; only its calibration is shared
+by the test workers of one run. OpenMP threads of the in-process model training (the
+smoke policy) wait passively: tests share the two cores with kernel-scoring workers,
+and busy-waiting threads then slow a build of seconds to minutes. Sandboxed kernels are unaffected: their environment is set
 by the harness alone. Below: how pytest-xdist shares the modules between workers.
 """
 
@@ -17,6 +17,14 @@ import pytest
 
 os.environ["LAB_CACHE_DIR"] = tempfile.mkdtemp(prefix="lab-test-cache-")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# The pytest-xdist workers of one run share the calibration folder inside their caches: the
+# controller makes it, the workers (started after this file is read) inherit the variable. Each
+# worker calibrating on its own measured every baseline twice, each time holding every CPU
+# (lab.harness.plausibility); the machine-wide CPU locks that calibration holds keep two
+# workers from writing the shared file at once.
+if "LAB_TEST_CALIBRATION_DIR" not in os.environ:
+    os.environ["LAB_TEST_CALIBRATION_DIR"] = tempfile.mkdtemp(prefix="lab-test-calibration-")
+os.symlink(os.environ["LAB_TEST_CALIBRATION_DIR"], os.path.join(os.environ["LAB_CACHE_DIR"], "calibration"))
 
 
 # `make test` runs the suite on two pytest-xdist workers. Each test module is one unit of work, so

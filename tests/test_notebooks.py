@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import re
 
-import nbformat
-import papermill as pm
 import pytest
 
 from lab.analysis.experiments import is_complete, run_experiment
@@ -20,6 +18,25 @@ NOTEBOOKS = ["01_baseline", "02_grpo", "03_grpo_sqd", "04_figures"]
 RUNS = [("01_baseline", None), ("02_grpo", None), ("03_grpo_sqd", None), ("02_grpo", "grpo_rft"), ("04_figures", None)]
 SUITE_NOTEBOOK = "05_suite"
 STUDY_NOTEBOOK = "06_sqd_study"
+
+
+def _parameter_cells(name: str) -> list:
+    import nbformat  # here, not at collection (see _execute)
+
+    nb = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
+    assert nb.metadata.kernelspec.name == "perfrl-lab"
+    return [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+
+
+def _execute(name: str, out, parameters: dict) -> None:
+    """Run notebooks/<name>.ipynb under papermill from the repo root into `out`."""
+    # Imported here, not at collection: papermill and nbformat (jsonschema builds a URI grammar
+    # as it loads) take seconds to import, and under `make test` only one worker runs notebooks.
+    import papermill as pm
+
+    pm.execute_notebook(
+        str(ROOT / "notebooks" / f"{name}.ipynb"), str(out), parameters=parameters, cwd=str(ROOT), progress_bar=False
+    )
 
 
 def _private_config(tmp_path_factory, smoke_policy, shipped: str):
@@ -58,9 +75,7 @@ def test_the_smoke_policy_is_built_first(smoke_policy):
 
 @pytest.mark.parametrize("name", [*NOTEBOOKS, SUITE_NOTEBOOK])
 def test_parameter_cells_hold_only_the_config_path_and_experiment(name):
-    nb = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
-    assert nb.metadata.kernelspec.name == "perfrl-lab"
-    params = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    params = _parameter_cells(name)
     assert len(params) == 1
     assigned = set(re.findall(r"^(\w+)\s*=", params[0].source, re.M))
     assert assigned == ({"config"} if name in ("04_figures", SUITE_NOTEBOOK) else {"config", "experiment"})
@@ -68,8 +83,7 @@ def test_parameter_cells_hold_only_the_config_path_and_experiment(name):
 
 
 def test_the_study_notebook_takes_its_configs_and_output():
-    nb = nbformat.read(ROOT / "notebooks" / f"{STUDY_NOTEBOOK}.ipynb", as_version=4)
-    params = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    params = _parameter_cells(STUDY_NOTEBOOK)
     assert len(params) == 1 and set(re.findall(r"^(\w+)\s*=", params[0].source, re.M)) == {
         "configs",
         "out",
@@ -83,13 +97,7 @@ def test_sqd_study_notebook_runs_with_the_smoke_config(study_smoke, caplog):
     """The base policy, plain GRPO and the combined variant on DGEMM in both modes; the study file."""
     base, config = study_smoke
     out = base / "results" / "sqd_study.json"
-    pm.execute_notebook(
-        str(ROOT / "notebooks" / f"{STUDY_NOTEBOOK}.ipynb"),
-        str(base / f"{STUDY_NOTEBOOK}.ipynb"),
-        parameters={"configs": [str(config)], "out": str(out)},
-        cwd=str(ROOT),
-        progress_bar=False,
-    )
+    _execute(STUDY_NOTEBOOK, base / f"{STUDY_NOTEBOOK}.ipynb", {"configs": [str(config)], "out": str(out)})
     assert "Passed unknown parameter" not in caplog.text
     study = json.loads(out.read_text())
     assert set(study["variants"]) == {"baseline", "grpo", "s4_combined"} and not study["missing"]
@@ -109,13 +117,7 @@ def test_sqd_study_notebook_runs_with_the_smoke_config(study_smoke, caplog):
 def test_suite_notebook_runs_with_the_suite_smoke_config(suite_smoke, caplog):
     """Every arm on every entry of the smoke suite, the summary with its verdicts, the figures."""
     base, config = suite_smoke
-    pm.execute_notebook(
-        str(ROOT / "notebooks" / f"{SUITE_NOTEBOOK}.ipynb"),
-        str(base / f"{SUITE_NOTEBOOK}.ipynb"),
-        parameters={"config": str(config)},
-        cwd=str(ROOT),
-        progress_bar=False,
-    )
+    _execute(SUITE_NOTEBOOK, base / f"{SUITE_NOTEBOOK}.ipynb", {"config": str(config)})
     assert "Passed unknown parameter" not in caplog.text
     results = base / "results"
     entries = [("dgemm", "serial"), ("dot", "openmp"), ("histogram", "serial")]
@@ -147,13 +149,7 @@ def test_suite_notebook_runs_with_the_suite_smoke_config(suite_smoke, caplog):
 def test_notebook_runs_with_the_smoke_config(name, experiment, smoke, caplog):
     base, config = smoke
     out = base / f"{name}-{experiment}.ipynb"
-    pm.execute_notebook(
-        str(ROOT / "notebooks" / f"{name}.ipynb"),
-        str(out),
-        parameters={"config": str(config)} | ({"experiment": experiment} if experiment else {}),
-        cwd=str(ROOT),
-        progress_bar=False,
-    )
+    _execute(name, out, {"config": str(config)} | ({"experiment": experiment} if experiment else {}))
     if experiment == "grpo_rft":
         metrics = json.loads((base / "results" / "grpo_rft" / "metrics.json").read_text())
         warm = json.loads((base / "results" / "grpo_rft" / "warm_start.json").read_text())
