@@ -40,14 +40,23 @@ RESULT_FILES := results/machine.json results/examples/dgemm_serial_t1.json resul
 
 setup: $(STAMP)
 
+# Without CUDA, torch comes through pip, which finds the CPU wheel where the machine's pip
+# configuration points, and everything else through uv, which installs the ~170 packages in
+# about a minute where pip takes two (CI sets up from a clean clone each run). uv reads
+# UV_INDEX_URL and UV_EXTRA_INDEX_URL, not pip's settings. --compile-bytecode does what pip does
+# at install: where PYTHONDONTWRITEBYTECODE is set, nothing would cache compiled modules
+# otherwise, and every process would compile transformers and trl again as it imports them.
+# CUDA machines keep pip for the whole GPU stack: its pins are checked against pip's resolver
+# (tests/test_gpu.py, docs/gpu.md).
+INSTALL := $(if $(HAS_CUDA),$(BIN)/python -m pip install -q,$(BIN)/uv pip install -q --compile-bytecode --python $(BIN)/python)
 $(STAMP): pyproject.toml $(if $(HAS_CUDA),constraints/gpu.txt)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q --upgrade pip $(if $(HAS_CUDA),,uv)
 	@if [ -z "$(HAS_CUDA)" ]; then \
 	  echo "no CUDA here: installing the CPU build of torch"; \
 	  $(BIN)/python -m pip install -q "$(TORCH_CPU)"; \
 	fi
-	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]" $(CONSTRAINTS)
+	$(INSTALL) -e ".[$(EXTRAS)]" $(CONSTRAINTS)
 	$(BIN)/python -m ipykernel install --sys-prefix --name perfrl-lab --display-name "perfRL lab" >/dev/null
 	@touch $@
 
@@ -62,14 +71,18 @@ lint: $(STAMP)
 # or waits for a kernel. TEST_WORKERS=0 runs in one process. A test that failed because the
 # harness distrusted a measurement (`suspicious`: the other worker's load slowed a baseline past
 # its calibration) runs again, twice at most; any other failure fails at once.
+# Compiled modules are cached even where PYTHONDONTWRITEBYTECODE is set: the suite starts many
+# Python processes (CLI runs, notebook kernels, scoring workers), and each would compile the
+# lab's modules again, and each test worker rewrite every test module's asserts.
 TEST_WORKERS ?= 2
 RERUN_ON := suspicious|cannot be trusted|calibrated peak
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -n $(TEST_WORKERS) --reruns 2 --only-rerun '$(RERUN_ON)'
 test: lint
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --reruns 2 --only-rerun '$(RERUN_ON)' --durations=15
+	$(PYTEST) --durations=15
 
 # No training, no notebooks, no full kernel corpus: about 2 minutes on 2 cores.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --reruns 2 --only-rerun '$(RERUN_ON)' -q -m "not slow"
+	$(PYTEST) -q -m "not slow"
 
 # The whole pipeline on the embedded default model. Finished results of the same config are
 # reused (so the committed results regenerate unchanged); FRESH=1 measures everything again.
