@@ -31,9 +31,13 @@ requires_root = pytest.mark.skipif(not sandbox.is_root(), reason="uid switch and
 LAB = [sys.executable, "-m", "lab.cli"]
 
 
-def run_lab(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    """`lab ARGS` from the repository root; its output captured as text."""
-    return subprocess.run([*LAB, *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=timeout)
+def run_lab(
+    *args: str, env: dict | None = None, timeout: float = 300, prefix: list[str] = ()
+) -> subprocess.CompletedProcess:
+    """`lab ARGS` from the repository root (run by the command `prefix`, if any: `taskset -c 1`);
+    its output captured as text."""
+    argv = [*prefix, *LAB, *args]
+    return subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=env, timeout=timeout)
 
 
 def _compiler_has_avx512() -> bool:
@@ -145,13 +149,18 @@ def smoke_policy(tmp_path_factory) -> Path:
     (what `make smoke` runs; one to four minutes). Each pytest-xdist worker is a session of its
     own: the first to ask builds it into the run's shared temporary folder while holding a file
     lock; the others wait for it and reuse it, or fail with the build's own error without trying
-    again. Alone (no xdist) its OpenMP threads spin-wait as usual, which makes it a sixth faster;
-    beside another worker they wait passively (this session's setting), since spinning threads
-    that share their cores slow the build severalfold."""
+    again. Alone (no xdist) it trains on every CPU and its OpenMP threads spin-wait as usual,
+    which makes it a sixth faster. Beside another worker it trains on the last CPU only (it
+    takes one thread per CPU it may use) with threads that wait passively (this session's
+    setting). On 2 cores a second thread bought a 1.2x speedup for 1.25x the CPU time (136 s
+    and 206 CPU-seconds, against 166 s and 163 on one CPU, with the same weights bit for bit):
+    time the other worker can use. Spinning threads that share their cores slow the build
+    severalfold."""
     shared = tmp_path_factory.getbasetemp()
-    env = None
+    env, pin = None, []
     if os.environ.get("PYTEST_XDIST_WORKER"):  # the folder above every worker's own
         shared = shared.parent
+        pin = ["taskset", "-c", str(max(os.sched_getaffinity(0)))]
     else:
         env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
     out = shared / "policy" / "smoke"
@@ -160,7 +169,7 @@ def smoke_policy(tmp_path_factory) -> Path:
     with FileLock(shared / "smoke-policy.lock"):
         if not (built.exists() or failed.exists()):
             try:
-                build = run_lab("seed-model", "--preset", "smoke", "--out", str(out), env=env, timeout=540)
+                build = run_lab("seed-model", "--preset", "smoke", "--out", str(out), env=env, timeout=540, prefix=pin)
                 error = "" if build.returncode == 0 else build.stderr[-2000:]
             except subprocess.TimeoutExpired:
                 error = "timed out after 540 s"
