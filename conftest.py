@@ -4,8 +4,9 @@ Tests get a private evaluation/build cache, set through the environment before a
 test runs, so that joblib worker processes use it too; only its calibration is shared
 by the test workers of one run. OpenMP threads of the in-process model training (the
 smoke policy) wait passively: tests share the two cores with kernel-scoring workers,
-and busy-waiting threads then slow a build of seconds to minutes. Sandboxed kernels are unaffected: their environment is set
-by the harness alone. Below: how pytest-xdist shares the modules between workers.
+and busy-waiting threads then slow a build of seconds to minutes. Sandboxed kernels are
+unaffected: their environment is set by the harness alone. Below: how pytest-xdist
+shares the modules between workers.
 """
 
 from __future__ import annotations
