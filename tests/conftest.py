@@ -32,7 +32,7 @@ LAB = [sys.executable, "-m", "lab.cli"]
 
 
 def run_lab(
-    *args: str, env: dict | None = None, timeout: float = 300, prefix: list[str] = ()
+    *args: str, env: dict | None = None, timeout: float = 300, prefix: Sequence[str] = ()
 ) -> subprocess.CompletedProcess:
     """`lab ARGS` from the repository root (run by the command `prefix`, if any: `taskset -c 1`);
     its output captured as text."""
