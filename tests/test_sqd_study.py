@@ -7,7 +7,15 @@ import json
 import pytest
 
 from lab.analysis.experiments import WARM_START
-from lab.analysis.sqd_study import sqd_study
+from lab.analysis.sqd_study import (
+    ELITE_LABELS,
+    archive_reread,
+    blind_elites,
+    elite_audit,
+    merge_readings,
+    source_hash,
+    sqd_study,
+)
 from lab.files import write_json, write_jsonl
 from tests.conftest import ROOT
 
@@ -49,7 +57,28 @@ def study(tmp_path_factory):
     _arm(tmp_path / "dgemm" / "grpo", "grpo", None, 0.8, ["loop_reorder"], 0.2)
     _arm(tmp_path / "dgemm" / "s0_hard", "grpo", {"violation": "hard"}, 0.5, [], 0.5)
     _arm(tmp_path / "dgemm" / "s1_soft", "grpo", {"violation": "soft"}, 0.6, [], 1.0)
+    # The first seed's archive of plain GRPO, with two elites; a reader finds no blocking in the
+    # second, which the archive filed as blocked.
+    write_json(tmp_path / "dgemm" / "grpo" / "archive.json", {"dgemm": _archive(ELITES)})
+    labels = {source_hash(ELITES[1]["source"]): {"techniques": ["loop_reorder"], "readers": [["loop_reorder"]] * 2}}
+    write_json(tmp_path / "dgemm" / ELITE_LABELS, {"kernels": labels})
     return sqd_study([config])
+
+
+def _elite(source: str, techniques: list[str], gflops: float) -> dict:
+    return {"descriptor": "+".join(techniques) or "none", "techniques": techniques, "gflops": gflops, "source": source}
+
+
+def _archive(elites: list[dict]) -> dict:
+    cells = {frozenset(e["techniques"]) for e in elites}
+    return {"coverage": len(cells) / 128, "qd_score": sum(e["gflops"] for e in elites), "elites": elites}
+
+
+ELITES = [
+    _elite("void dgemm() { /* ikj */ }", ["loop_reorder"], 20.0),
+    _elite("void dgemm() { /* ikj, k strip-mined */ }", ["loop_reorder", "cache_blocking"], 25.0),
+    _elite("void dgemm() { /* omp */ }", ["openmp"], 30.0),
+]
 
 
 def test_variants_carry_the_named_figures_with_intervals(study):
@@ -210,3 +239,85 @@ def test_arms_do_not_run_here_beside_finished_arms_measured_elsewhere(tmp_path):
     for name in arms:
         finish(name, "avx512")
     check_one_machine([config], "zen3")
+
+
+def test_study_rereads_each_arms_archive_with_the_labels_beside_it(study):
+    reread = study["variants"]["grpo"]["dgemm"]["archive_reread"]["dgemm"]
+    assert reread["elites"] == 3 and reread["labelled"] == 1 and reread["in_their_cell"] == 0
+    assert reread["coverage"] == 3 / 128 and reread["coverage_reread"] == 2 / 128
+    assert reread["qd_score"] == 75.0 and reread["qd_score_reread"] == 55.0  # 25 and 20 share one cell
+    assert "archive_reread" not in study["variants"]["s0_hard"]["dgemm"]  # it has no archive.json
+    audit = study["elite_audit"]["dgemm"]
+    assert audit["elites"] == 3 and audit["labelled"] == 1
+    assert audit["recorded"]["cache_blocking"]["fp"] == 1 and audit["recorded"]["exact"] == 0.0
+
+
+def test_archive_reread_leaves_unlabelled_elites_where_they_are():
+    archive = {"dgemm": _archive(ELITES)}
+    assert archive_reread(archive, {})["dgemm"] | {} == {
+        "elites": 3,
+        "labelled": 0,
+        "in_their_cell": 0,
+        "coverage": 3 / 128,
+        "coverage_reread": 3 / 128,
+        "qd_score": 75.0,
+        "qd_score_reread": 75.0,
+    }
+    # A reading that moves an elite into an empty cell keeps coverage and the QD score.
+    labels = {source_hash(ELITES[2]["source"]): {"techniques": ["openmp", "simd"]}}
+    reread = archive_reread(archive, labels)["dgemm"]
+    assert reread["coverage_reread"] == 3 / 128 and reread["qd_score_reread"] == 75.0
+    assert reread["labelled"] == 1 and reread["in_their_cell"] == 0
+
+
+def test_elite_audit_scores_the_recorded_reading_and_the_readers_agreement():
+    sources = [f"void dgemm(int n, const double *A, const double *B, double *C) {{ /* {i} */ }}" for i in range(4)]
+    archives = {
+        "grpo": {"dgemm": {"elites": [_elite(sources[0], ["openmp"], 9.0), _elite(sources[1], ["packing"], 8.0)]}},
+        # The same kernel as an elite of two arms is read once.
+        "s0_hard": {"dgemm": {"elites": [_elite(sources[1], ["packing"], 8.0), _elite(sources[2], [], 1.0)]}},
+        "s1_soft": {"dgemm": {"elites": [_elite(sources[3], ["simd"], 5.0)]}},  # not labelled
+    }
+    kernels = {
+        source_hash(sources[0]): {"techniques": ["openmp"], "readers": [["openmp"], ["openmp"]]},
+        source_hash(sources[1]): {"techniques": [], "readers": [["packing"], []], "decided": "adjudicated"},
+        source_hash(sources[2]): {"techniques": [], "readers": [[], []]},
+    }
+    audit = elite_audit(archives, {"kernels": kernels})
+    assert audit["elites"] == 4 and audit["labelled"] == 3 and audit["settled"] == 1
+    packing, openmp = audit["recorded"]["packing"], audit["recorded"]["openmp"]
+    assert (packing["tp"], packing["fp"], packing["fn"], packing["precision"]) == (0, 1, 0, 0.0)
+    assert (openmp["tp"], openmp["fp"], openmp["precision"], openmp["recall"]) == (1, 0, 1.0, 1.0)
+    lo, hi = openmp["precision_ci"]
+    assert 0.0 < lo < 1.0 == hi  # one kernel: a wide Wilson interval
+    assert audit["recorded"]["simd"]["precision"] is None  # no labelled kernel claims it
+    assert audit["recorded"]["exact"] == pytest.approx(2 / 3)
+    readers = audit["readers"]
+    assert readers["same_set"] == pytest.approx(2 / 3) and readers["packing"]["agree"] == pytest.approx(2 / 3)
+    assert readers["openmp"]["kappa"] == 1.0 and readers["simd"]["kappa"] is None
+
+
+def test_blind_elites_hide_the_reading_and_merge_readings_wants_every_disagreement_settled(tmp_path):
+    config = tmp_path / "study.yaml"
+    config.write_text(f"defaults: {ROOT / 'configs' / 'sqd_study.yaml'}\nresults_dir: {tmp_path / 'dgemm'}\n")
+    write_json(tmp_path / "dgemm" / "grpo" / "archive.json", {"dgemm": _archive(ELITES[:2])})
+    write_json(tmp_path / "dgemm" / "s0_hard" / "archive.json", {"dgemm": _archive(ELITES[1:])})
+    folder = tmp_path / "blind"
+    index = blind_elites(config, folder)
+    assert sorted(index.values()) == sorted(source_hash(e["source"]) for e in ELITES)
+    assert json.loads((folder / "index.json").read_text()) == index
+    assert sorted((folder / name).read_text() for name in index) == sorted(e["source"] for e in ELITES)
+    first = {name: {"techniques": ["loop_reorder"], "note": "ikj"} for name in index}
+    second = dict(first)
+    split = next(name for name, h in index.items() if h == source_hash(ELITES[1]["source"]))
+    second[split] = {"techniques": ["cache_blocking", "loop_reorder"], "note": "tiles"}
+    labels = tmp_path / "dgemm" / ELITE_LABELS
+    assert merge_readings(labels, index, first, second, {}) == [split]
+    assert not labels.exists()
+    settled = {split: {"techniques": ["loop_reorder"], "note": "strip-mining is not blocking"}}
+    assert merge_readings(labels, index, first, second, settled) == []
+    kernels = json.loads(labels.read_text())["kernels"]
+    assert kernels[index[split]]["decided"] == "adjudicated"
+    assert kernels[index[split]]["readers"] == [["loop_reorder"], ["cache_blocking", "loop_reorder"]]
+    assert {k["decided"] for h, k in kernels.items() if h != index[split]} == {"agreed"}
+    assert blind_elites(config, tmp_path / "again") == {}  # every elite is labelled now

@@ -34,6 +34,16 @@ compliance and the compliant expected speedup on the restricted ones, each diffe
 95% interval, ratio and verdict, and whether Holm's correction over the config's tests keeps it
 (`verdict_holm`).
 
+`elite_audit`, per config with an elite-labels file (`<results_dir>/elite_labels.json`): the
+arms' archive elites (each arm's archive.json holds its first seed's) against the techniques
+two readers found in them (docs/technique_labels.md): how many are labelled, the readers'
+agreement (Cohen's kappa per technique), and per technique the precision and recall, with
+Wilson intervals, of the descriptor the archive recorded and of the text detector alone; each
+arm's `archive_reread` gives its coverage and QD score as recorded and with every labelled
+elite moved to the cell the reading puts it in. `blind_elites` and `merge_readings` are the
+labelling's two halves: the sources written out without their reading, the two readings
+taken back.
+
 `mixed_code` names, per config, the code fingerprint of each arm when its arms were made by
 different code (empty when every comparison is between arms of the same code), and
 `mixed_machine` the machine fingerprint of each arm when they were measured on different
@@ -49,9 +59,13 @@ rates (GFLOP/s, GB/s) are only reported per entry.
 
 from __future__ import annotations
 
+import hashlib
+import random
 import statistics
 from collections import Counter
 from pathlib import Path
+
+from scipy.stats import binomtest
 
 from lab.analysis.compare import check_fair, held_text, interval_text, judge, ratio_text, table_text
 from lab.analysis.experiments import RESTRICTED_SAMPLES, is_complete, is_finished, open_config
@@ -59,6 +73,7 @@ from lab.analysis.intervals import difference, metric_intervals, metric_values
 from lab.config import RAN_STATUSES
 from lab.files import read_json, read_jsonl, write_json
 from lab.rl.train import TRAINING_SAMPLES
+from lab.techniques import TECHNIQUES, detect, problem_techniques
 
 #: Pooled figures with a bootstrap interval.
 POOLED = ("pass_at_1", "expected_speedup")
@@ -235,6 +250,182 @@ def arm_summary(out_dir: Path, trained: bool) -> dict:
     }
 
 
+#: Each config's technique labels of its arms' archive elites, found by reading them
+#: (docs/technique_labels.md), in its results folder; keyed by the sha256 of the elite's source.
+ELITE_LABELS = "elite_labels.json"
+
+
+def source_hash(source: str) -> str:
+    """The key of a kernel in an elite-labels file."""
+    return hashlib.sha256(source.encode()).hexdigest()
+
+
+def _archive(out_dir: Path) -> dict:
+    """An arm's archive.json (problem -> stats and elites: the first seed's), {} without one."""
+    path = out_dir / "archive.json"
+    return read_json(path) if path.exists() else {}
+
+
+def archive_reread(archive: dict, labels: dict[str, dict]) -> dict:
+    """One archive (problem -> stats with `elites`) re-read with `labels` (source hash -> a
+    reader's `techniques`), per problem: `elites`, how many are `labelled`, how many of those
+    the reading leaves `in_their_cell`, and the `coverage` and `qd_score` as recorded beside
+    `coverage_reread` and `qd_score_reread`: each labelled elite moved to the cell of the
+    techniques the reader found (the best one kept where several land in one cell; unlabelled
+    elites stay where they are)."""
+    out = {}
+    for problem, arch in archive.items():
+        cells: dict[frozenset, float] = {}
+        labelled = kept = 0
+        for elite in arch.get("elites") or []:
+            recorded = frozenset(elite["techniques"])
+            label = labels.get(source_hash(elite["source"]))
+            truth = frozenset(label["techniques"]) if label else recorded
+            labelled += label is not None
+            kept += label is not None and truth == recorded
+            cells[truth] = max(cells.get(truth, 0.0), elite["gflops"])
+        out[problem] = {
+            "elites": len(arch.get("elites") or []),
+            "labelled": labelled,
+            "in_their_cell": kept,
+            "coverage": arch.get("coverage"),
+            "coverage_reread": len(cells) / 2 ** len(problem_techniques(problem)),
+            "qd_score": arch.get("qd_score"),
+            "qd_score_reread": sum(cells.values()),
+        }
+    return out
+
+
+def _share(hits: int, total: int) -> tuple[float | None, list[float] | None]:
+    """hits / total with its 95% Wilson interval (None, None when total is 0)."""
+    if not total:
+        return None, None
+    ci = binomtest(hits, total).proportion_ci(confidence_level=0.95, method="wilson")
+    return hits / total, [float(ci.low), float(ci.high)]
+
+
+def _read_as(rows: list[dict], key: str) -> dict:
+    """Per technique of the rows' problems: tp, fp, fn, precision and recall with Wilson
+    intervals of the prediction `key` against `truth`; `exact`, the share of rows whose whole
+    set is right, with its interval."""
+    out: dict[str, dict] = {}
+    for t in TECHNIQUES:
+        mine = [r for r in rows if t in problem_techniques(r["problem"])]
+        tp = sum(t in r[key] and t in r["truth"] for r in mine)
+        fp = sum(t in r[key] and t not in r["truth"] for r in mine)
+        fn = sum(t not in r[key] and t in r["truth"] for r in mine)
+        precision, precision_ci = _share(tp, tp + fp)
+        recall, recall_ci = _share(tp, tp + fn)
+        out[t] = {"tp": tp, "fp": fp, "fn": fn, "precision": precision, "precision_ci": precision_ci}
+        out[t] |= {"recall": recall, "recall_ci": recall_ci}
+    exact, exact_ci = _share(sum(set(r[key]) == set(r["truth"]) for r in rows), len(rows))
+    return out | {"exact": exact, "exact_ci": exact_ci}
+
+
+def _readers_agree(labels: list[dict]) -> dict:
+    """How far the two readers of each kernel agreed before any disagreement was settled: the
+    share of kernels with the same set, and per technique the share agreeing and Cohen's kappa
+    (None where both readers gave every kernel the same answer, say never naming it: kappa is
+    undefined there)."""
+    from sklearn.metrics import cohen_kappa_score  # imported here: it takes a second to load
+
+    pairs = [label["readers"] for label in labels if len(label.get("readers", [])) == 2]
+    out: dict = {"kernels": len(pairs), "same_set": _share(sum(set(a) == set(b) for a, b in pairs), len(pairs))[0]}
+    for t in TECHNIQUES:
+        first, second = [t in a for a, _ in pairs], [t in b for _, b in pairs]
+        agree = _share(sum(x == y for x, y in zip(first, second)), len(pairs))[0]
+        kappa = float(cohen_kappa_score(first, second)) if len(set(first) | set(second)) == 2 else None
+        out[t] = {"agree": agree, "kappa": kappa}
+    return out
+
+
+def elite_audit(archives: dict[str, dict], labels: dict) -> dict:
+    """The archive elites of a config's arms (`archives`: arm -> archive.json) against the
+    reading in `labels` (an elite-labels file): each distinct elite once, how many are labelled,
+    the readers' agreement, and per technique how the archive's recorded descriptor (text,
+    corrected by the object where the config verifies techniques) and the text detector alone
+    read the labelled ones."""
+    by_hash: dict[str, dict] = {}
+    for archive in archives.values():
+        for problem, arch in archive.items():
+            for elite in arch.get("elites") or []:
+                by_hash.setdefault(source_hash(elite["source"]), {"problem": problem, **elite})
+    kernels = labels.get("kernels", {})
+    rows = [
+        {
+            "problem": e["problem"],
+            "truth": sorted(kernels[h]["techniques"]),
+            "recorded": sorted(e["techniques"]),
+            "text": sorted(detect(e["source"], e["problem"])),
+        }
+        for h, e in by_hash.items()
+        if h in kernels
+    ]
+    return {
+        "elites": len(by_hash),
+        "labelled": len(rows),
+        "settled": sum(kernels[h].get("decided") == "adjudicated" for h in by_hash if h in kernels),
+        "readers": _readers_agree([kernels[h] for h in by_hash if h in kernels]),
+        "recorded": _read_as(rows, "recorded"),
+        "text": _read_as(rows, "text"),
+    }
+
+
+def blind_elites(config_path: str | Path, folder: str | Path, seed: int = 0) -> dict[str, str]:
+    """Write each distinct archive elite of the config's finished arms that its labels file
+    does not hold yet to `folder` as kNNN.c, in a shuffled order and with nothing but the
+    source, for readers to label without seeing the archive's reading; returns (and writes as
+    index.json) file name -> source hash, what merge_readings takes back."""
+    config = open_config(config_path)
+    labels_path = Path(config.results_dir) / ELITE_LABELS
+    known = read_json(labels_path).get("kernels", {}) if labels_path.exists() else {}
+    sources = {}
+    for cfg in config.experiments.values():
+        for arch in _archive(cfg.out_dir).values():
+            for elite in arch.get("elites") or []:
+                sources.setdefault(source_hash(elite["source"]), elite["source"])
+    todo = sorted(h for h in sources if h not in known)
+    random.Random(seed).shuffle(todo)
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    index = {}
+    for i, h in enumerate(todo):
+        (folder / f"k{i:03d}.c").write_text(sources[h])
+        index[f"k{i:03d}.c"] = h
+    write_json(folder / "index.json", index)
+    return index
+
+
+def merge_readings(
+    labels_path: str | Path, index: dict[str, str], first: dict, second: dict, settled: dict
+) -> list[str]:
+    """Add two readers' labels (file name -> {"techniques", "note"}) of blind_elites' files to
+    the labels file: a kernel both read alike is `agreed`; one they read differently needs an
+    entry in `settled` (file name -> {"techniques", "note"}: the decision and the rule behind
+    it), as may one they agreed on but flagged as borderline, and is `adjudicated`. Returns the
+    files that still need a decision (nothing is written then)."""
+    path = Path(labels_path)
+    labels = read_json(path) if path.exists() else {"guide": "docs/technique_labels.md", "kernels": {}}
+    unsettled = [
+        name
+        for name in index
+        if sorted(first[name]["techniques"]) != sorted(second[name]["techniques"]) and name not in settled
+    ]
+    if unsettled:
+        return unsettled
+    for name, h in index.items():
+        readers = [sorted(first[name]["techniques"]), sorted(second[name]["techniques"])]
+        decision = settled.get(name)
+        labels["kernels"][h] = {
+            "techniques": sorted(decision["techniques"]) if decision else readers[0],
+            "readers": readers,
+            "decided": "adjudicated" if decision else "agreed",
+            "note": decision["note"] if decision else first[name].get("note", ""),
+        }
+    write_json(path, labels)
+    return []
+
+
 #: What the arms are compared on: (metric, the samples it is computed on).
 VERSUS = (
     ("expected_speedup", "plain"),
@@ -315,17 +506,22 @@ def sqd_study(configs: list[str | Path]) -> dict:
     arms of one config made by different code, or measured on different machines, are named in
     `mixed_code` and `mixed_machine`."""
     variants: dict[str, dict] = {}
-    missing, mixed, mixed_machine, versus = [], {}, {}, {}
+    missing, mixed, mixed_machine, versus, audits = [], {}, {}, {}, {}
     for path in configs:
         config = open_config(path)
         check_fair(config, suites=True)
         part = Path(config.results_dir).name
-        codes, machines, arms = {}, {}, {}
+        labels_path = Path(config.results_dir) / ELITE_LABELS
+        labels = read_json(labels_path) if labels_path.exists() else {}
+        codes, machines, arms, archives = {}, {}, {}, {}
         for name, cfg in config.experiments.items():
             if not is_finished(cfg.out_dir):
                 missing.append(f"{part}/{name}")
                 continue
             variants.setdefault(name, {})[part] = arm_summary(cfg.out_dir, cfg.kind == "grpo")
+            archives[name] = _archive(cfg.out_dir)
+            if archives[name]:
+                variants[name][part]["archive_reread"] = archive_reread(archives[name], labels.get("kernels", {}))
             saved = read_json(cfg.out_dir / "config.json")
             codes[name] = saved.get("code")
             machines[name] = _machine_of(saved)
@@ -340,6 +536,8 @@ def sqd_study(configs: list[str | Path]) -> dict:
         if len(set(machines.values())) > 1:
             mixed_machine[part] = machines
         versus[part] = comparisons(arms)
+        if labels:
+            audits[part] = {"labels": str(labels_path), **elite_audit(archives, labels)}
     return {
         "configs": [str(p) for p in configs],
         "variants": variants,
@@ -347,6 +545,7 @@ def sqd_study(configs: list[str | Path]) -> dict:
         "missing": missing,
         "mixed_code": mixed,
         "mixed_machine": mixed_machine,
+        "elite_audit": audits,
     }
 
 
