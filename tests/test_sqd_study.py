@@ -200,7 +200,8 @@ def test_every_arm_is_compared_with_plain_grpo_and_tabled(study):
     assert soft["compliance"]["difference"] == pytest.approx(0.75) and soft["compliance"]["verdict_holm"] == "better"
     from lab.analysis.sqd_study import markdown_tables
 
-    arms, pairs = markdown_tables(study, {"s1_soft": "S1 soft"})  # the other arms by their config names
+    # Then the elite audit's two tables (the fixture has labels); the other arms by their config names.
+    arms, pairs, _, _ = markdown_tables(study, {"s1_soft": "S1 soft"})
     assert "| S1 soft | 0.60 [" in arms and arms.count("\n") == 5  # heading, rule, four arms
     assert "| 1.00 (none) |" in arms  # the commonest set beside its share
     assert pairs.splitlines()[-1].startswith("| S1 soft − s0_hard | ")
@@ -321,3 +322,11 @@ def test_blind_elites_hide_the_reading_and_merge_readings_wants_every_disagreeme
     assert kernels[index[split]]["readers"] == [["loop_reorder"], ["cache_blocking", "loop_reorder"]]
     assert {k["decided"] for h, k in kernels.items() if h != index[split]} == {"agreed"}
     assert blind_elites(config, tmp_path / "again") == {}  # every elite is labelled now
+
+
+def test_the_audit_tables_give_each_arm_and_technique(study):
+    from lab.analysis.sqd_study import markdown_tables
+
+    arms, techniques = markdown_tables(study)[-2:]
+    assert "| plain GRPO | 3 | 0 of 1 | 0.023 → 0.016 | 75 → 55 |" in arms.splitlines()
+    assert "| cache_blocking | 1 | 0.00 [0.00, 0.79] | — | — |" in techniques.splitlines()

@@ -67,7 +67,15 @@ from pathlib import Path
 
 from scipy.stats import binomtest
 
-from lab.analysis.compare import check_fair, held_text, interval_text, judge, ratio_text, table_text
+from lab.analysis.compare import (
+    check_fair,
+    held_text,
+    interval_text,
+    judge,
+    number_text,
+    ratio_text,
+    table_text,
+)
 from lab.analysis.experiments import RESTRICTED_SAMPLES, is_complete, is_finished, open_config
 from lab.analysis.intervals import difference, metric_intervals, metric_values
 from lab.config import RAN_STATUSES
@@ -619,4 +627,44 @@ def markdown_tables(study: dict, names: dict[str, str] | None = None) -> list[st
         if rows:
             head = ["pair", "expected speedup", "pass@1", "compliance", "compliant expected speedup"]
             tables.append(table_text(head, rows))
+        if part in study.get("elite_audit", {}):
+            tables += audit_tables(study, part, names)
+    return tables
+
+
+def audit_tables(study: dict, part: str, names: dict[str, str] | None = None) -> list[str]:
+    """The README's two tables of a config's elite audit: per arm, its first seed's elites, how
+    many the reading leaves in their cell, and coverage and QD score as recorded → as reread; per
+    technique, how often the archive recorded it among the labelled elites, its precision and
+    recall with 95% Wilson intervals, and the readers' kappa."""
+    names = NAMES if names is None else names
+    rows = []
+    for name, blocks in study["variants"].items():
+        for problem, r in (blocks.get(part, {}).get("archive_reread") or {}).items():
+            rows.append(
+                [
+                    names.get(name, name) + (f" ({problem})" if problem != part else ""),
+                    str(r["elites"]),
+                    f"{r['in_their_cell']} of {r['labelled']}",
+                    f"{number_text(r['coverage'], 3)} → {number_text(r['coverage_reread'], 3)}",
+                    f"{number_text(r['qd_score'], 0)} → {number_text(r['qd_score_reread'], 0)}",
+                ]
+            )
+    head = ["arm", "elites (first seed)", "labelled elites in their cell", "coverage", "QD score"]
+    tables = [table_text(head, rows)]
+    audit = study["elite_audit"][part]
+    rows = []
+    for t in TECHNIQUES:
+        s = audit["recorded"][t]
+        rows.append(
+            [
+                t,
+                str(s["tp"] + s["fp"]),
+                interval_text(s["precision"], s["precision_ci"], 2),
+                interval_text(s["recall"], s["recall_ci"], 2),
+                number_text(audit["readers"][t]["kappa"], 2),
+            ]
+        )
+    head = ["technique", "recorded", "precision", "recall", "readers' kappa"]
+    tables.append(table_text(head, rows))
     return tables
