@@ -269,6 +269,7 @@ def test_archive_reread_leaves_unlabelled_elites_where_they_are():
     reread = archive_reread(archive, labels)["dgemm"]
     assert reread["coverage_reread"] == 3 / 128 and reread["qd_score_reread"] == 75.0
     assert reread["labelled"] == 1 and reread["in_their_cell"] == 0
+    assert archive_reread({"dgemm": {"coverage": 0.1, "qd_score": 9.0}}, labels) == {}  # no sources kept
 
 
 def test_elite_audit_scores_the_recorded_reading_and_the_readers_agreement():
@@ -282,7 +283,7 @@ def test_elite_audit_scores_the_recorded_reading_and_the_readers_agreement():
     kernels = {
         source_hash(sources[0]): {"techniques": ["openmp"], "readers": [["openmp"], ["openmp"]]},
         source_hash(sources[1]): {"techniques": [], "readers": [["packing"], []], "decided": "adjudicated"},
-        source_hash(sources[2]): {"techniques": [], "readers": [[], []]},
+        source_hash(sources[2]): {"techniques": ["unrolling"], "readers": [["unrolling"], ["unrolling"]]},
     }
     audit = elite_audit(archives, {"kernels": kernels})
     assert audit["elites"] == 4 and audit["labelled"] == 3 and audit["settled"] == 1
@@ -292,10 +293,13 @@ def test_elite_audit_scores_the_recorded_reading_and_the_readers_agreement():
     lo, hi = openmp["precision_ci"]
     assert 0.0 < lo < 1.0 == hi  # one kernel: a wide Wilson interval
     assert audit["recorded"]["simd"]["precision"] is None  # no labelled kernel claims it
-    assert audit["recorded"]["exact"] == pytest.approx(2 / 3)
+    unrolling = audit["recorded"]["unrolling"]  # written out by hand, missed by the archive
+    assert (unrolling["fn"], unrolling["recall"], unrolling["precision"]) == (1, 0.0, None)
+    assert audit["recorded"]["exact"] == pytest.approx(1 / 3)
     readers = audit["readers"]
     assert readers["same_set"] == pytest.approx(2 / 3) and readers["packing"]["agree"] == pytest.approx(2 / 3)
     assert readers["openmp"]["kappa"] == 1.0 and readers["simd"]["kappa"] is None
+    assert readers["packing"]["kappa"] == pytest.approx(0.0)  # agreeing 2 of 3 is what chance gives here
 
 
 def test_blind_elites_hide_the_reading_and_merge_readings_wants_every_disagreement_settled(tmp_path):
@@ -308,19 +312,27 @@ def test_blind_elites_hide_the_reading_and_merge_readings_wants_every_disagreeme
     assert sorted(index.values()) == sorted(source_hash(e["source"]) for e in ELITES)
     assert json.loads((folder / "index.json").read_text()) == index
     assert sorted((folder / name).read_text() for name in index) == sorted(e["source"] for e in ELITES)
-    first = {name: {"techniques": ["loop_reorder"], "note": "ikj"} for name in index}
+    first = {name: {"techniques": ["loop_reorder"], "note": "ikj", "sure": True} for name in index}
     second = dict(first)
     split = next(name for name, h in index.items() if h == source_hash(ELITES[1]["source"]))
-    second[split] = {"techniques": ["cache_blocking", "loop_reorder"], "note": "tiles"}
+    flagged = next(name for name, h in index.items() if h == source_hash(ELITES[2]["source"]))
+    second[split] = {"techniques": ["cache_blocking", "loop_reorder"], "note": "tiles", "sure": True}
+    second[flagged] = {"techniques": ["loop_reorder"], "note": "ikj, but is it?", "sure": False}
     labels = tmp_path / "dgemm" / ELITE_LABELS
-    assert merge_readings(labels, index, first, second, {}) == [split]
+    assert sorted(merge_readings(labels, index, first, second, {})) == sorted([split, flagged])
     assert not labels.exists()
-    settled = {split: {"techniques": ["loop_reorder"], "note": "strip-mining is not blocking"}}
+    settled = {
+        split: {"techniques": ["cache_blocking", "loop_reorder"], "note": "the tiles change the order"},
+        flagged: {"techniques": ["loop_reorder"], "note": "ikj it is"},
+    }
     assert merge_readings(labels, index, first, second, settled) == []
     kernels = json.loads(labels.read_text())["kernels"]
-    assert kernels[index[split]]["decided"] == "adjudicated"
-    assert kernels[index[split]]["readers"] == [["loop_reorder"], ["cache_blocking", "loop_reorder"]]
-    assert {k["decided"] for h, k in kernels.items() if h != index[split]} == {"agreed"}
+    mine = kernels[index[split]]
+    assert mine["decided"] == "adjudicated" and mine["techniques"] == ["cache_blocking", "loop_reorder"]
+    assert mine["readers"] == [["loop_reorder"], ["cache_blocking", "loop_reorder"]]
+    assert mine["note"] == "the tiles change the order" and mine["reader_notes"] == ["ikj", "tiles"]
+    assert kernels[index[flagged]]["reader_sure"] == [True, False]
+    assert [k["decided"] for h, k in kernels.items() if h not in (index[split], index[flagged])] == ["agreed"]
     assert blind_elites(config, tmp_path / "again") == {}  # every elite is labelled now
 
 

@@ -280,9 +280,11 @@ def archive_reread(archive: dict, labels: dict[str, dict]) -> dict:
     the reading leaves `in_their_cell`, and the `coverage` and `qd_score` as recorded beside
     `coverage_reread` and `qd_score_reread`: each labelled elite moved to the cell of the
     techniques the reader found (the best one kept where several land in one cell; unlabelled
-    elites stay where they are)."""
+    elites stay where they are). A problem whose archive keeps no elites is left out."""
     out = {}
     for problem, arch in archive.items():
+        if not arch.get("elites"):
+            continue  # an archive without its elites' sources (or an empty one) cannot be reread
         cells: dict[frozenset, float] = {}
         labelled = kept = 0
         for elite in arch.get("elites") or []:
@@ -407,28 +409,32 @@ def blind_elites(config_path: str | Path, folder: str | Path, seed: int = 0) -> 
 def merge_readings(
     labels_path: str | Path, index: dict[str, str], first: dict, second: dict, settled: dict
 ) -> list[str]:
-    """Add two readers' labels (file name -> {"techniques", "note"}) of blind_elites' files to
-    the labels file: a kernel both read alike is `agreed`; one they read differently needs an
-    entry in `settled` (file name -> {"techniques", "note"}: the decision and the rule behind
-    it), as may one they agreed on but flagged as borderline, and is `adjudicated`. Returns the
-    files that still need a decision (nothing is written then)."""
-    path = Path(labels_path)
-    labels = read_json(path) if path.exists() else {"guide": "docs/technique_labels.md", "kernels": {}}
-    unsettled = [
-        name
-        for name in index
-        if sorted(first[name]["techniques"]) != sorted(second[name]["techniques"]) and name not in settled
-    ]
+    """Add two readers' labels (file name -> {"techniques", "note", "sure"}) of blind_elites'
+    files to the labels file. A kernel both read alike and neither flagged (`sure: false`) is
+    `agreed`; one they read differently, or one a reader flagged as borderline, needs an entry
+    in `settled` (file name -> {"techniques", "note"}: the decision and the rule behind it) and
+    is `adjudicated`. Both readings, their notes and flags are kept. Returns the files that
+    still need a decision (nothing is written then)."""
+
+    def open_question(name: str) -> bool:
+        differ = sorted(first[name]["techniques"]) != sorted(second[name]["techniques"])
+        return differ or not (first[name].get("sure", True) and second[name].get("sure", True))
+
+    unsettled = [name for name in index if open_question(name) and name not in settled]
     if unsettled:
         return unsettled
+    path = Path(labels_path)
+    labels = read_json(path) if path.exists() else {"guide": "docs/technique_labels.md", "kernels": {}}
     for name, h in index.items():
-        readers = [sorted(first[name]["techniques"]), sorted(second[name]["techniques"])]
+        readings = (first[name], second[name])
         decision = settled.get(name)
         labels["kernels"][h] = {
-            "techniques": sorted(decision["techniques"]) if decision else readers[0],
-            "readers": readers,
+            "techniques": sorted((decision or first[name])["techniques"]),
             "decided": "adjudicated" if decision else "agreed",
             "note": decision["note"] if decision else first[name].get("note", ""),
+            "readers": [sorted(r["techniques"]) for r in readings],
+            "reader_notes": [r.get("note", "") for r in readings],
+            "reader_sure": [r.get("sure", True) for r in readings],
         }
     write_json(path, labels)
     return []
@@ -528,7 +534,7 @@ def sqd_study(configs: list[str | Path]) -> dict:
                 continue
             variants.setdefault(name, {})[part] = arm_summary(cfg.out_dir, cfg.kind == "grpo")
             archives[name] = _archive(cfg.out_dir)
-            if archives[name]:
+            if archives[name] and labels:
                 variants[name][part]["archive_reread"] = archive_reread(archives[name], labels.get("kernels", {}))
             saved = read_json(cfg.out_dir / "config.json")
             codes[name] = saved.get("code")
@@ -592,7 +598,8 @@ _COLUMNS = (
 def markdown_tables(study: dict, names: dict[str, str] | None = None) -> list[str]:
     """The README's tables of the study, two per config: one row per arm (pooled figures, with
     95% intervals where the study has them) and one row per comparison (each difference with
-    its interval, in bold where Holm's correction keeps it). `names` gives the
+    its interval, in bold where Holm's correction keeps it); then, for a config with an elite
+    audit, its two tables (audit_tables). `names` gives the
     arms' display names (default NAMES)."""
     names = NAMES if names is None else names
     parts = list(dict.fromkeys(part for v in study["variants"].values() for part in v))
