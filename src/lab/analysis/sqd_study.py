@@ -76,6 +76,7 @@ from lab.analysis.compare import (
     ratio_text,
     table_text,
 )
+from lab.analysis.detector_report import scores
 from lab.analysis.experiments import RESTRICTED_SAMPLES, is_complete, is_finished, open_config
 from lab.analysis.intervals import difference, metric_intervals, metric_values
 from lab.config import RAN_STATUSES
@@ -315,21 +316,15 @@ def _share(hits: int, total: int) -> tuple[float | None, list[float] | None]:
 
 
 def _read_as(rows: list[dict], key: str) -> dict:
-    """Per technique of the rows' problems: tp, fp, fn, precision and recall with Wilson
-    intervals of the prediction `key` against `truth`; `exact`, the share of rows whose whole
-    set is right, with its interval."""
-    out: dict[str, dict] = {}
+    """detector_report.scores of the prediction `key` against `truth` (per technique: tp, fp,
+    fn, precision, recall; `exact`), with a 95% Wilson interval beside each share."""
+    out = scores(rows, key)
     for t in TECHNIQUES:
-        mine = [r for r in rows if t in problem_techniques(r["problem"])]
-        tp = sum(t in r[key] and t in r["truth"] for r in mine)
-        fp = sum(t in r[key] and t not in r["truth"] for r in mine)
-        fn = sum(t not in r[key] and t in r["truth"] for r in mine)
-        precision, precision_ci = _share(tp, tp + fp)
-        recall, recall_ci = _share(tp, tp + fn)
-        out[t] = {"tp": tp, "fp": fp, "fn": fn, "precision": precision, "precision_ci": precision_ci}
-        out[t] |= {"recall": recall, "recall_ci": recall_ci}
-    exact, exact_ci = _share(sum(set(r[key]) == set(r["truth"]) for r in rows), len(rows))
-    return out | {"exact": exact, "exact_ci": exact_ci}
+        s = out[t]
+        s["precision_ci"] = _share(s["tp"], s["tp"] + s["fp"])[1]
+        s["recall_ci"] = _share(s["tp"], s["tp"] + s["fn"])[1]
+    out["exact_ci"] = _share(sum(set(r[key]) == set(r["truth"]) for r in rows), len(rows))[1]
+    return out
 
 
 def _readers_agree(labels: list[dict]) -> dict:
