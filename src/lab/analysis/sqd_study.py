@@ -288,7 +288,7 @@ def archive_reread(archive: dict, labels: dict[str, dict]) -> dict:
             continue  # an archive without its elites' sources (or an empty one) cannot be reread
         cells: dict[frozenset, float] = {}
         labelled = kept = 0
-        for elite in arch.get("elites") or []:
+        for elite in arch["elites"]:
             recorded = frozenset(elite["techniques"])
             label = labels.get(source_hash(elite["source"]))
             truth = frozenset(label["techniques"]) if label else recorded
@@ -296,7 +296,7 @@ def archive_reread(archive: dict, labels: dict[str, dict]) -> dict:
             kept += label is not None and truth == recorded
             cells[truth] = max(cells.get(truth, 0.0), elite["gflops"])
         out[problem] = {
-            "elites": len(arch.get("elites") or []),
+            "elites": len(arch["elites"]),
             "labelled": labelled,
             "in_their_cell": kept,
             "coverage": arch.get("coverage"),
@@ -377,10 +377,10 @@ def elite_audit(archives: dict[str, dict], labels: dict) -> dict:
 
 
 def blind_elites(config_path: str | Path, folder: str | Path, seed: int = 0) -> dict[str, str]:
-    """Write each distinct archive elite of the config's finished arms that its labels file
-    does not hold yet to `folder` as kNNN.c, in a shuffled order and with nothing but the
-    source, for readers to label without seeing the archive's reading; returns (and writes as
-    index.json) file name -> source hash, what merge_readings takes back."""
+    """Write each distinct elite of the config's arms (each arm's archive.json) that the
+    config's labels file does not hold yet to `folder` as kNNN.c, shuffled and with nothing but
+    the source, for readers to label without seeing the archive's reading; returns (and writes
+    as index.json) file name -> source hash, what merge_readings takes back."""
     config = open_config(config_path)
     labels_path = Path(config.results_dir) / ELITE_LABELS
     known = read_json(labels_path).get("kernels", {}) if labels_path.exists() else {}
