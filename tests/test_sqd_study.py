@@ -57,8 +57,8 @@ def study(tmp_path_factory):
     _arm(tmp_path / "dgemm" / "grpo", "grpo", None, 0.8, ["loop_reorder"], 0.2)
     _arm(tmp_path / "dgemm" / "s0_hard", "grpo", {"violation": "hard"}, 0.5, [], 0.5)
     _arm(tmp_path / "dgemm" / "s1_soft", "grpo", {"violation": "soft"}, 0.6, [], 1.0)
-    # The first seed's archive of plain GRPO, with two elites; a reader finds no blocking in the
-    # second, which the archive filed as blocked.
+    # The first seed's archive of plain GRPO, with three elites; a reader finds no blocking in
+    # the second, which the archive filed as blocked.
     write_json(tmp_path / "dgemm" / "grpo" / "archive.json", {"dgemm": _archive(ELITES)})
     labels = {source_hash(ELITES[1]["source"]): {"techniques": ["loop_reorder"], "readers": [["loop_reorder"]] * 2}}
     write_json(tmp_path / "dgemm" / ELITE_LABELS, {"kernels": labels})
@@ -255,7 +255,7 @@ def test_study_rereads_each_arms_archive_with_the_labels_beside_it(study):
 
 def test_archive_reread_leaves_unlabelled_elites_where_they_are():
     archive = {"dgemm": _archive(ELITES)}
-    assert archive_reread(archive, {})["dgemm"] | {} == {
+    assert archive_reread(archive, {})["dgemm"] == {
         "elites": 3,
         "labelled": 0,
         "in_their_cell": 0,
