@@ -63,6 +63,7 @@ import hashlib
 import random
 import statistics
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 from scipy.stats import binomtest
@@ -275,6 +276,17 @@ def _archive(out_dir: Path) -> dict:
     return read_json(path) if path.exists() else {}
 
 
+def _distinct_elites(archives: Iterable[dict]) -> dict[str, dict]:
+    """Each distinct elite of some archives (archive.json: problem -> stats with `elites`), by
+    source hash, with its `problem`; a kernel that is an elite of several arms comes once."""
+    out: dict[str, dict] = {}
+    for archive in archives:
+        for problem, arch in archive.items():
+            for elite in arch.get("elites") or []:
+                out.setdefault(source_hash(elite["source"]), {"problem": problem, **elite})
+    return out
+
+
 def archive_reread(archive: dict, labels: dict[str, dict]) -> dict:
     """One archive (problem -> stats with `elites`) re-read with `labels` (source hash -> a
     reader's `techniques`), per problem: `elites`, how many are `labelled`, how many of those
@@ -350,27 +362,23 @@ def elite_audit(archives: dict[str, dict], labels: dict) -> dict:
     the readers' agreement, and per technique how the archive's recorded descriptor (text,
     corrected by the object where the config verifies techniques) and the text detector alone
     read the labelled ones."""
-    by_hash: dict[str, dict] = {}
-    for archive in archives.values():
-        for problem, arch in archive.items():
-            for elite in arch.get("elites") or []:
-                by_hash.setdefault(source_hash(elite["source"]), {"problem": problem, **elite})
+    elites = _distinct_elites(archives.values())
     kernels = labels.get("kernels", {})
+    labelled = {h: kernels[h] for h in elites if h in kernels}
     rows = [
         {
-            "problem": e["problem"],
-            "truth": sorted(kernels[h]["techniques"]),
-            "recorded": sorted(e["techniques"]),
-            "text": sorted(detect(e["source"], e["problem"])),
+            "problem": elites[h]["problem"],
+            "truth": sorted(label["techniques"]),
+            "recorded": sorted(elites[h]["techniques"]),
+            "text": sorted(detect(elites[h]["source"], elites[h]["problem"])),
         }
-        for h, e in by_hash.items()
-        if h in kernels
+        for h, label in labelled.items()
     ]
     return {
-        "elites": len(by_hash),
-        "labelled": len(rows),
-        "settled": sum(kernels[h].get("decided") == "adjudicated" for h in by_hash if h in kernels),
-        "readers": _readers_agree([kernels[h] for h in by_hash if h in kernels]),
+        "elites": len(elites),
+        "labelled": len(labelled),
+        "settled": sum(label.get("decided") == "adjudicated" for label in labelled.values()),
+        "readers": _readers_agree(list(labelled.values())),
         "recorded": _read_as(rows, "recorded"),
         "text": _read_as(rows, "text"),
     }
@@ -384,18 +392,14 @@ def blind_elites(config_path: str | Path, folder: str | Path, seed: int = 0) -> 
     config = open_config(config_path)
     labels_path = Path(config.results_dir) / ELITE_LABELS
     known = read_json(labels_path).get("kernels", {}) if labels_path.exists() else {}
-    sources = {}
-    for cfg in config.experiments.values():
-        for arch in _archive(cfg.out_dir).values():
-            for elite in arch.get("elites") or []:
-                sources.setdefault(source_hash(elite["source"]), elite["source"])
-    todo = sorted(h for h in sources if h not in known)
+    elites = _distinct_elites(_archive(cfg.out_dir) for cfg in config.experiments.values())
+    todo = sorted(h for h in elites if h not in known)
     random.Random(seed).shuffle(todo)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     index = {}
     for i, h in enumerate(todo):
-        (folder / f"k{i:03d}.c").write_text(sources[h])
+        (folder / f"k{i:03d}.c").write_text(elites[h]["source"])
         index[f"k{i:03d}.c"] = h
     write_json(folder / "index.json", index)
     return index
@@ -528,9 +532,10 @@ def sqd_study(configs: list[str | Path]) -> dict:
                 missing.append(f"{part}/{name}")
                 continue
             variants.setdefault(name, {})[part] = arm_summary(cfg.out_dir, cfg.kind == "grpo")
-            archives[name] = _archive(cfg.out_dir)
-            if archives[name] and labels:
-                variants[name][part]["archive_reread"] = archive_reread(archives[name], labels.get("kernels", {}))
+            if labels:  # the elites' sources are only read to audit their labels
+                archives[name] = _archive(cfg.out_dir)
+                if archives[name]:
+                    variants[name][part]["archive_reread"] = archive_reread(archives[name], labels.get("kernels", {}))
             saved = read_json(cfg.out_dir / "config.json")
             codes[name] = saved.get("code")
             machines[name] = _machine_of(saved)
