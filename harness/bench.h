@@ -20,17 +20,19 @@
  * Protocol of `measure` (the parent relies on it; see lab/harness/evaluate.py):
  *   0. the textbook serial baseline is timed here, before the runner exists, so nothing
  *      the candidate does can slow it down;
- *   1. the runner is started; the handshake's own cost is timed with empty requests;
+ *   1. the runner is started; the cost of a request's overhead (thaw, priming, an empty
+ *      request) is timed before any candidate code runs;
  *   2. odd size: two calls on fresh inputs, each fully checked;
  *   3. timed size: one checked warm-up call, then timed calls on fresh inputs until
  *      min_time and min_reps are met; every timed call gets the problem's fast check.
- *      Between calls the runner is frozen (SIGSTOP): it cannot see the next inputs being
- *      written. Before each request it is thawed and primed by trusted code (runner_prime:
- *      its OpenMP team awake, its TLB warm for the shared pages), outside the timer.
- *      Time = median call time minus the handshake's median;
+ *      Between requests the runner is frozen (SIGSTOP): it cannot see the next inputs being
+ *      written. Each request's window is timed from before the thaw (SIGCONT) to the "done"
+ *      of the id posted, trusted priming included (runner_prime: its OpenMP team awake, its
+ *      TLB warm for the shared pages), and the runner is frozen again at that "done", before
+ *      the outputs are copied out. Time = median window minus the overhead's median;
  *   4. after timing: fresh inputs at both sizes, fully checked again;
- *   5. the runner's CPU time between calls (work after returning, a thread left
- *      spinning) and its threads' CPU affinity are checked from outside.
+ *   5. the runner's time between each "done" and its freeze, the control words, and its
+ *      threads' CPU affinity are checked from outside (see "the accounting" below).
  * Every call's inputs come from a 64-bit seed drawn from getrandom(2) just before the
  * call, and every check vector from a seed drawn after the call's outputs were copied
  * out, so nothing the candidate can compute predicts an input or a check. The report is
@@ -211,13 +213,13 @@ static inline void bench_fill_u8(uint8_t *x, size_t count, uint64_t seed, uint64
 #define BENCH_CTL_BYTES 4096
 #define BENCH_OP_CALL 1
 #define BENCH_OP_NOOP 2
-#define BENCH_OP_PRIME 3 /* untimed, trusted: wake every OpenMP thread, touch every shared page */
+#define BENCH_OP_PRIME 3 /* trusted, timed with the request after it: wake every OpenMP thread, touch every shared page */
 #define BENCH_TRAP_EXIT 159 /* the runner's exit status after a denied system call */
 
 typedef struct {
     uint32_t ready;   /* runner -> measurer: 1 once the sandbox is in force */
-    uint32_t go;      /* measurer -> runner: sequence number of the current request */
-    uint32_t done;    /* runner -> measurer: sequence number of the last finished request */
+    uint32_t go;      /* measurer -> runner: id of the current request (random, see next_id) */
+    uint32_t done;    /* runner -> measurer: id of the last finished request */
     int32_t op, n;    /* the request */
     int32_t trap_nr;  /* the system call that was denied, if any */
 } bench_ctl;
@@ -372,11 +374,14 @@ static int runner_seccomp(void) {
     return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog);
 }
 
-/* Trusted code, run before every request while the timer is not running: every thread of
- * the OpenMP team wakes (a thawed team otherwise pays its cross-CPU wake-ups, and a cold
- * vCPU its exit from idle, inside the first timed parallel region) and touches one byte per
- * page of the shared arrays (the runner's TLB entries for them are gone after the measurer
- * wrote the inputs from its own address space). Candidate code does not run here. */
+/* Trusted code, run before every request inside its timed window: every thread of the OpenMP
+ * team wakes (a thawed team otherwise pays its cross-CPU wake-ups, and a cold vCPU its exit
+ * from idle, inside the first parallel region) and touches one byte per page of the shared
+ * arrays (the runner's TLB entries for them are gone after the measurer wrote the inputs from
+ * its own address space). What that costs is measured with the handshake, before any candidate
+ * code ran, and subtracted; so a kernel that takes priming's place (a call the loop makes again
+ * because the kernel rewrote `go`, or a kernel that answers requests itself) is timed all the
+ * same. Candidate code does not run here. */
 static void runner_prime(const unsigned char *arrays, size_t bytes) {
 #pragma omp parallel
     {
@@ -526,7 +531,6 @@ static void report(const char *fmt, ...) {
 static bench_ctl *ctl;
 static pid_t runner_pid = -1;
 static clockid_t runner_clock;
-static uint32_t seq;
 static char runner_fate[160]; /* how the runner ended, when it ended early */
 static int runner_trapped;
 
@@ -583,13 +587,48 @@ static int runner_stop(void) {
     }
 }
 
-/* Runner CPU seconds spent outside calls, and the wall time of those gaps. */
-static double idle_cpu, idle_wall, idle_mark_cpu, idle_mark_wall;
+/* ---- the accounting: nothing the kernel does outside a timed window counts ----
+ *
+ * The kernel shares its address space with the runner's trusted loop, and the control page
+ * is writable from there, so nothing inside the runner can be hidden from the kernel: it can
+ * make the loop call it again, or never return and answer requests itself. What it cannot
+ * touch is the measurer's clock and its own process's run state. So the rule is one of
+ * accounting, written once, here, for every request (calls, checks, the odd size, the
+ * handshake, and whatever is added later):
+ *
+ *   - the runner runs only between the SIGCONT and the completed SIGSTOP of a request;
+ *   - the timed window starts before SIGCONT and ends when the measurer sees "done" for the id
+ *     it posted: the thaw, the trusted priming and the request itself, so whatever the kernel
+ *     does on the request's inputs lands inside it. The calibrated cost of a thaw, priming and
+ *     an empty request (measured before any candidate code ran) is subtracted, never more
+ *     than half a call;
+ *   - at "done" the runner is frozen at once, before the outputs are copied out: what it left
+ *     unwritten stays unwritten, and the untimed rest of the request is only the time the
+ *     freeze takes (no more than the OS needs to stop `threads` threads; a kernel cannot delay
+ *     a SIGSTOP). More than BENCH_UNTIMED_SLACK of the timed time plus BENCH_UNTIMED_SLACK_S
+ *     per request is `suspicious`.
+ *
+ * The runner's CPU clock is read only while it is frozen (the OS brings another process's
+ * running threads' CPU time up to date only at its scheduler ticks, so a reading taken while
+ * they run lags by up to a tick each): per request, thaw to freeze, exactly. Startup plus the
+ * requests add up to the runner's clock; the report gives both, and the total the OS gives for
+ * the reaped process (tests/test_runner.py compares them). */
+#define BENCH_HANDSHAKES 64          /* empty requests timed for the handshake's median */
+#define BENCH_UNTIMED_SLACK 0.25     /* of the timed time: a freeze waits for the CPUs' scheduling */
+#define BENCH_UNTIMED_SLACK_S 2e-3   /* per request: a scheduler slice of another process first */
+static double startup_cpu, request_cpu, timed_wall, untimed_wall;
+static int requests;
+static uint32_t last_id; /* the id of the last request posted */
 
-static void idle_begin(void) { idle_mark_cpu = runner_cpu(); idle_mark_wall = bench_now(); }
-static void idle_end(void) {
-    idle_cpu += runner_cpu() - idle_mark_cpu;
-    idle_wall += bench_now() - idle_mark_wall;
+/* A request id nobody can predict (the runner's loop calls again on any id it has not seen, so
+ * a kernel that could guess the next one could post it itself): random, never 0 or the last. */
+static uint32_t next_id(void) {
+    uint32_t id;
+    do {
+        uint64_t r = bench_random_seed();
+        id = (uint32_t)r ^ (uint32_t)(r >> 32);
+    } while (id == 0 || id == last_id);
+    return last_id = id;
 }
 
 /* Wait until *word == want, or the runner dies (returns -1). */
@@ -603,30 +642,52 @@ static int wait_word(uint32_t *word, uint32_t want) {
     }
 }
 
-/* One request to the (frozen) runner: thaw it, time the request, freeze it again.
- * Returns the request's wall time in seconds, or -1 if the runner died. */
+/* Post request `op` with a fresh id; wait for its "done". */
+static int post(int op, uint32_t *id) {
+    ctl->op = op;
+    *id = next_id();
+    __atomic_store_n(&ctl->go, *id, __ATOMIC_RELEASE);
+    bench_futex(&ctl->go, FUTEX_WAKE, 1, NULL);
+    return wait_word(&ctl->done, *id);
+}
+
+#define BENCH_DIED (-1.0)
+#define BENCH_TAMPERED (-2.0) /* the control words held other than what the measurer posted */
+
+/* One request to the (frozen) runner: thaw it, prime it, post the request, freeze it at "done".
+ * Returns the timed window in seconds (thaw to "done"), BENCH_DIED or BENCH_TAMPERED. */
 static double request(int op, int n) {
     ctl->n = n;
-    uint32_t s = ++seq;
-    idle_end();
-    kill(runner_pid, SIGCONT);
-    /* Untimed priming first (runner_prime), then the request itself, timed. */
-    ctl->op = BENCH_OP_PRIME;
-    __atomic_store_n(&ctl->go, s, __ATOMIC_RELEASE);
-    bench_futex(&ctl->go, FUTEX_WAKE, 1, NULL);
-    if (wait_word(&ctl->done, s)) return -1.0;
-    ctl->op = op;
-    s = ++seq;
+    uint32_t id;
+    double cpu0 = runner_cpu(); /* frozen: exact */
     double t0 = bench_now();
-    __atomic_store_n(&ctl->go, s, __ATOMIC_RELEASE);
-    bench_futex(&ctl->go, FUTEX_WAKE, 1, NULL);
-    if (wait_word(&ctl->done, s)) return -1.0;
-    double t = bench_now() - t0;
-    /* Copy the outputs out before freezing, in an order drawn afresh (bench_copy_shuffled):
-     * a kernel that signals "done" early and finishes in the background gets caught. */
+    kill(runner_pid, SIGCONT);
+    /* The trusted priming (runner_prime), then the request itself, both inside the window. */
+    if (post(BENCH_OP_PRIME, &id) || post(op, &id)) return BENCH_DIED;
+    double t1 = bench_now();
+    if (runner_stop()) return BENCH_DIED;
+    untimed_wall += bench_now() - t1;
+    timed_wall += t1 - t0;
+    request_cpu += runner_cpu() - cpu0;
+    requests++;
+    /* Frozen: the words must still hold the id posted (only the kernel could have changed them). */
+    if (__atomic_load_n(&ctl->go, __ATOMIC_ACQUIRE) != id || __atomic_load_n(&ctl->done, __ATOMIC_ACQUIRE) != id)
+        return BENCH_TAMPERED;
     if (op == BENCH_OP_CALL) problem_collect(n);
-    idle_begin();
-    return runner_stop() ? -1.0 : t;
+    return t1 - t0;
+}
+
+/* The untimed time (from each "done" to its completed freeze) beyond what stopping the threads
+ * takes, in seconds (> 0: `suspicious`). */
+static double untimed_excess(void) {
+    return untimed_wall - (BENCH_UNTIMED_SLACK * timed_wall + BENCH_UNTIMED_SLACK_S * requests);
+}
+
+/* The handshake's requests stand for a call's: before each, the measurer writes a byte of every
+ * shared page, as filling the inputs does (the runner's TLB entries and cached lines for them
+ * are then gone, which the priming pays for inside the window). */
+static void bench_touch_pages(unsigned char *arrays, size_t bytes) {
+    for (size_t i = 0; i < bytes; i += 4096) ((volatile unsigned char *)arrays)[i] = arrays[i];
 }
 
 static int spawn_runner(const char *path, int memfd, int max_n, size_t bytes, int kernel_mb) {
@@ -679,12 +740,18 @@ static int runner_affinity_ok(const cpu_set_t *granted, char *why, size_t len) {
 
 /* One write(2) of the whole report, so the parent sees all of it or none. */
 static int finish(const bench_args *a, const char *status, const char *detail) {
+    double total_cpu = -1.0;
     if (runner_pid > 0) { /* done with it: no exit path of its own to wait for */
         kill(runner_pid, SIGKILL);
-        while (waitpid(runner_pid, NULL, 0) < 0 && errno == EINTR) {}
+        struct rusage ru;
+        while (wait4(runner_pid, NULL, 0, &ru) < 0 && errno == EINTR) {}
+        /* The OS's own total for the reaped process, beside the windows' sum (test_runner.py). */
+        total_cpu = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
+                    1e-6 * (double)ru.ru_stime.tv_usec;
     }
     char head[512];
-    int w = snprintf(head, sizeof head, "nonce %s\nstatus %s\ndetail %s\n", a->nonce, status, detail);
+    int w = snprintf(head, sizeof head, "nonce %s\nstatus %s\ndetail %s\nrunner_total_cpu_s %.6f\n", a->nonce,
+                     status, detail, total_cpu);
     if (w < 0 || w >= (int)sizeof head) w = (int)sizeof head - 1;
     char out[sizeof head + sizeof bench_report];
     memcpy(out, head, (size_t)w);
@@ -768,18 +835,32 @@ static int bench_canary_intact(int n, char *why, size_t len) {
     return 1;
 }
 
-/* One checked call on fresh inputs: fill, call, copy out, check. 0 = ok, 1 = wrong, -1 = runner died. */
+/* One checked call on fresh inputs: fill, call, copy out, check. 0 = ok, 1 = wrong, -1 = runner died,
+ * -2 = the control words were rewritten. */
 static int checked_call(int n, double tol, int full, double *elapsed, uint64_t *seed_out, char *why, size_t len) {
     uint64_t seed = bench_random_seed();
     problem_fill(n, seed);
     bench_canary_set(n);
     double t = request(BENCH_OP_CALL, n);
-    if (t < 0) return -1;
+    if (t < 0) return t == BENCH_TAMPERED ? -2 : -1;
     if (!bench_canary_intact(n, why, len)) return 1;
     if (elapsed) *elapsed = t;
     if (seed_out) *seed_out = seed;
     if (full) return problem_check_full(n, tol, why, len) ? 1 : 0;
     return problem_check_fast(n, tol, bench_random_seed(), why, len) ? 1 : 0;
+}
+
+/* The verdict on a checked call that did not pass: r as checked_call returns it, `when` for a
+ * runner that died, `what` (with n) for wrong outputs. */
+static int call_failed(const bench_args *a, int r, const char *when, int n, const char *what, const char *why) {
+    char detail[320];
+    if (r == -1) return runner_failed(a, when);
+    if (r == -2) {
+        snprintf(detail, sizeof detail, "%s: the kernel's process rewrote the harness's control words", when);
+        return finish(a, "suspicious", detail);
+    }
+    snprintf(detail, sizeof detail, "n=%d %s: %s", n, what, why);
+    return finish(a, "wrong_result", detail);
 }
 
 int main(int argc, char **argv) {
@@ -800,7 +881,7 @@ int main(int argc, char **argv) {
     problem_bind(shared_arrays);
     double *times = bench_alloc((size_t)a.max_reps);
     char why[256] = "";
-    char detail[320];
+    char what[32];
 
     /* 0. the baseline, before any candidate code exists on this machine's CPUs for us. */
     if (a.baseline) {
@@ -830,62 +911,60 @@ int main(int argc, char **argv) {
     for (int c = 0; c < CPU_SETSIZE; c++)
         if (CPU_ISSET(c, &granted)) { CPU_SET(c, &first); break; }
     sched_setaffinity(0, sizeof first, &first);
-    idle_begin();
-    for (int k = 0; k < 64; k++)
+    startup_cpu = runner_cpu();
+    for (int k = 0; k < BENCH_HANDSHAKES; k++) {
+        bench_touch_pages(shared_arrays, bytes - BENCH_CTL_BYTES);
         if ((times[k] = request(BENCH_OP_NOOP, 0)) < 0) return runner_failed(&a, "during the handshake");
-    double handshake = median(times, 64);
+    }
+    double handshake = median(times, BENCH_HANDSHAKES);
 
     /* 2. odd size, twice: code correct only at some sizes, or only on a first call, fails here. */
     int r;
     for (int k = 0; k < 2; k++) {
         if ((r = checked_call(a.odd_n, a.tol, 1, NULL, NULL, why, sizeof why))) {
-            if (r < 0) return runner_failed(&a, "at the odd size");
-            snprintf(detail, sizeof detail, "n=%d call %d: %s", a.odd_n, k + 1, why);
-            return finish(&a, "wrong_result", detail);
+            snprintf(what, sizeof what, "call %d", k + 1);
+            return call_failed(&a, r, "at the odd size", a.odd_n, what, why);
         }
     }
     /* 3. timed size: a checked warm-up call, then the timed loop (fast check on every call). */
-    if ((r = checked_call(a.n, a.tol, 1, NULL, NULL, why, sizeof why))) {
-        if (r < 0) return runner_failed(&a, "in the warm-up call");
-        snprintf(detail, sizeof detail, "n=%d warm-up call: %s", a.n, why);
-        return finish(&a, "wrong_result", detail);
-    }
+    if ((r = checked_call(a.n, a.tol, 1, NULL, NULL, why, sizeof why)))
+        return call_failed(&a, r, "in the warm-up call", a.n, "warm-up call", why);
     double total = 0.0;
     int reps = 0;
     while ((total < a.min_time_s || reps < a.min_reps) && reps < a.max_reps) {
         if ((r = checked_call(a.n, a.tol, 0, &times[reps], NULL, why, sizeof why))) {
-            if (r < 0) return runner_failed(&a, "in a timed call");
-            snprintf(detail, sizeof detail, "n=%d timed call %d: %s", a.n, reps + 1, why);
-            return finish(&a, "wrong_result", detail);
+            snprintf(what, sizeof what, "timed call %d", reps + 1);
+            return call_failed(&a, r, "in a timed call", a.n, what, why);
         }
         total += times[reps++];
     }
-    /* The handshake's own cost (measured before any candidate code ran, so the candidate
-     * cannot inflate it) is not the kernel's: subtract it, never more than half a call. */
+    /* The handshake's cost (thaw, priming, an empty request; measured before any candidate code
+     * ran, so the candidate cannot inflate it) is not the kernel's: subtract it, never more than
+     * half a call. */
     double raw = median(times, reps);
     double med = raw - handshake > 0.5 * raw ? raw - handshake : 0.5 * raw;
     /* 4. after timing: fresh inputs, full checks at both sizes (catches caching and decay). */
     uint64_t big_seed, odd_seed;
-    if ((r = checked_call(a.n, a.tol, 1, NULL, &big_seed, why, sizeof why))) {
-        if (r < 0) return runner_failed(&a, "after timing");
-        snprintf(detail, sizeof detail, "n=%d after timing: %s", a.n, why);
-        return finish(&a, "wrong_result", detail);
-    }
+    if ((r = checked_call(a.n, a.tol, 1, NULL, &big_seed, why, sizeof why)))
+        return call_failed(&a, r, "after timing", a.n, "after timing", why);
     double big_sum = 0.0, big_abs = 0.0;
     problem_checksum(a.n, &big_sum, &big_abs);
-    if ((r = checked_call(a.odd_n, a.tol, 1, NULL, &odd_seed, why, sizeof why))) {
-        if (r < 0) return runner_failed(&a, "after timing");
-        snprintf(detail, sizeof detail, "n=%d after timing: %s", a.odd_n, why);
-        return finish(&a, "wrong_result", detail);
-    }
+    if ((r = checked_call(a.odd_n, a.tol, 1, NULL, &odd_seed, why, sizeof why)))
+        return call_failed(&a, r, "after timing", a.odd_n, "after timing", why);
     double sum = 0.0, abs_sum = 0.0;
     problem_checksum(a.odd_n, &sum, &abs_sum);
-    idle_end();
 
-    /* 5. from outside: every thread stayed on the granted CPUs. The runner's CPU time outside
-     * calls (from each return until it is frozen: OpenMP's workers spinning down) is reported. */
+    /* 5. from outside: every thread stayed on the granted CPUs, and the runner ran outside the
+     * timed windows no longer than freezing it takes (the accounting above). */
+    report("runner_startup_cpu_s %.6f\nrunner_request_cpu_s %.6f\nrunner_clock_cpu_s %.6f\n"
+           "runner_timed_wall_s %.6f\nrunner_untimed_wall_s %.6f\nrequests %d\n",
+           startup_cpu, request_cpu, runner_cpu(), timed_wall, untimed_wall, requests);
     if (!runner_affinity_ok(&granted, why, sizeof why)) return finish(&a, "suspicious", why);
-    report("runner_idle_cpu_s %.6f\nrunner_idle_wall_s %.6f\n", idle_cpu, idle_wall);
+    if (untimed_excess() > 0) {
+        snprintf(why, sizeof why, "the kernel's process took %.3g s to stop after its %d requests (%.3g s timed)",
+                 untimed_wall, requests, timed_wall);
+        return finish(&a, "suspicious", why);
+    }
     report("check_seed %llu\ncheck_n %d\ncheck_sum %.17g\ncheck_abs_sum %.17g\n",
            (unsigned long long)odd_seed, a.odd_n, sum, abs_sum);
     report("check_big_seed %llu\ncheck_big_sum %.17g\ncheck_big_abs_sum %.17g\n",

@@ -161,3 +161,30 @@ def test_early_done_is_caught(tmp_path):
     """
     result = run_unchecked(tmp_path, attack)
     assert result.status == "wrong_result", result.detail
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_every_runner_cpu_second_lies_in_a_window(monkeypatch, threads):
+    """The runner runs only while starting and inside requests (thaw to freeze): startup plus the
+    requests' CPU time is the runner's own CPU clock, and that clock is the OS's total for the
+    reaped process, within 1%. A step that thawed the runner outside request() would show here."""
+    reports = []
+    parse = ev.parse_report
+    monkeypatch.setattr(ev, "parse_report", lambda raw: reports.append(parse(raw)) or reports[-1])
+    kernel = (Path(__file__).parents[1] / "harness" / "dgemm" / "examples" / "packed_avx512_omp.c").read_text()
+    config = MeasureConfig(n=128, threads=threads, min_time_s=0.3, baseline_min_time_s=0.01)
+    result = ev.evaluate_batch([kernel], "dgemm", config, cache=False, progress=False, n_jobs=1)[0]
+    if result.status == "compile_error" and "target specific option mismatch" in result.detail:
+        pytest.skip("the AVX-512 example does not compile on this CPU")
+    assert result.status == "ok", result.detail
+    report = {k: float(v) for k, v in reports[-1].items() if k.startswith("runner_") or k == "requests"}
+    startup, requests, clock = (
+        report["runner_startup_cpu_s"],
+        report["runner_request_cpu_s"],
+        report["runner_clock_cpu_s"],
+    )
+    assert clock > 0.25 * threads  # min_time_s of timed calls, on every thread
+    assert abs(startup + requests - clock) <= 0.01 * clock
+    assert abs(report["runner_total_cpu_s"] - clock) <= 0.01 * clock
+    # The untimed rest of each request (from "done" to the completed freeze) is a freeze's time.
+    assert report["runner_untimed_wall_s"] < 2e-3 * report["requests"]

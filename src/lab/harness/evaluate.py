@@ -92,7 +92,7 @@ class EvalResult:
     baseline_gflops: float | None = None
     speedup: float | None = None
     time_s: float | None = None  # median time of one timed call, less the handshake's
-    handshake_s: float | None = None  # the measurer<->runner round trip, subtracted from time_s
+    handshake_s: float | None = None  # a request's overhead (thaw, priming, round trip), subtracted from time_s
     compile_s: float = 0.0  # extraction, checks, preprocess, compile and link
     run_s: float = 0.0  # wall time of the sandboxed run
     detail: str = ""

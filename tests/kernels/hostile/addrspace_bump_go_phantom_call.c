@@ -1,5 +1,5 @@
-// expect: ok
-// Bumps the control page's go word before returning, so the runner's loop immediately starts a phantom call that spins until the measurer's next inputs appear (C poisoned), then computes them: the kernel starts at SIGCONT instead of at go. Harmless: inputs only appear while the runner is frozen.
+// expect: suspicious
+// Bumps the control page's go word before returning, so the runner's loop at once calls it again: a phantom call that spins until the measurer's next inputs appear (C poisoned) and computes them during the trusted priming step. Priming is inside the timed window, so the phantom would buy nothing; and the frozen runner's go word no longer holds the id the measurer posted (ids are random): suspicious.
 #include <math.h>
 #include <stdint.h>
 #include <stddef.h>
