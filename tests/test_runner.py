@@ -183,7 +183,7 @@ def test_every_runner_cpu_second_lies_in_a_window(monkeypatch, threads):
         report["runner_request_cpu_s"],
         report["runner_clock_cpu_s"],
     )
-    assert clock > 0.25 * threads  # min_time_s of timed calls, on every thread
+    assert clock > 0.25  # at least min_time_s of timed calls
     assert abs(startup + requests - clock) <= 0.01 * clock
     assert abs(report["runner_total_cpu_s"] - clock) <= 0.01 * clock
     # The untimed rest of each request (from "done" to the completed freeze) is a freeze's time.
