@@ -6,13 +6,24 @@ written to tmp_path, with the flags lab/build.py uses for candidates.
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from lab.harness.problems import load_problem
-from lab.harness.static_check import candidate_lines, check_object, check_preprocessed, check_source, strip_comments
+from lab.harness.static_check import (
+    candidate_lines,
+    check_object,
+    check_preprocessed,
+    check_preprocessed_file,
+    check_source,
+    compiler_include_dirs,
+    pragma_violation,
+    strip_comments,
+)
 
 DGEMM = load_problem("dgemm")
 CFLAGS = ["-O3", "-march=native", "-fopenmp"]
@@ -488,3 +499,449 @@ def test_object_facts_read_threads_and_explicit_simd_from_the_object(tmp_path, n
     subprocess.run([*flags, "-o", str(tmp_path / "k.o")], check=True, timeout=60)
     subprocess.run([*flags, *NO_AUTOVECTORIZE, "-o", str(tmp_path / "novec.o")], check=True, timeout=60)
     assert object_facts(tmp_path / "k.o", tmp_path / "novec.o") == facts
+
+
+# ---- comments on include lines ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "include",
+    [
+        "#include <stdlib.h>    // aligned_alloc, free",
+        "#include <math.h> /* sqrt, fma */",
+        "#include /* the vector intrinsics */ <immintrin.h>",
+        "#include <string.h> /* memcpy\n   and memset */",
+        "#include <omp.h>// threads",
+        '#include <stdint.h> // it\'s int64_t, "quoted" /* nested */',
+        "#include <stddef.h> /**/ // size_t",
+        "%:include <float.h> // DBL_EPSILON",
+        "#  include  <limits.h>  /* INT_MAX */",
+    ],
+)
+def test_comments_after_an_allowed_include_pass(tmp_path, include):
+    src = include + "\n" + BODY
+    assert check_source(src, DGEMM) is None
+    assert check_preprocessed(preprocess(tmp_path, src), "candidate.c", DGEMM) is None
+
+
+@pytest.mark.parametrize(
+    ("include", "needle"),
+    [
+        ("#include <stdio.h> // <stdlib.h>", "<stdio.h>"),
+        ('#include "stdlib.h" // <stdlib.h>', '#include "stdlib.h" is not'),  # quoted: seen as written
+        ('#include "std//lib.h"', '"std//lib.h"'),
+        ("#include <std//lib.h>", "<std//lib.h>"),  # no comment inside a header name
+        ("#include <stdlib.h/*x*/>", "<stdlib.h/*x*/>"),
+        ("#define HDR <stdio.h>\n#include HDR // <stdlib.h>", "#include HDR is not"),
+        ("#include <stdlib.h> extra // tokens", "<stdlib.h> extra"),
+        ("#include_next <stdlib.h> // next", "#include_next <stdlib.h> is not"),
+    ],
+)
+def test_comments_cannot_make_an_include_pass(include, needle):
+    assert_forbidden(check_source(include + "\n" + BODY, DGEMM), needle)
+
+
+def test_strip_comments_can_keep_string_literals():
+    src = '#include "a.h" // c\nconst char *s = "x // y"; /* z */\n'
+    out = strip_comments(src, keep_strings=True)
+    assert len(out) == len(src)
+    assert '#include "a.h"' in out and '"x // y"' in out
+    assert "// c" not in out and "/* z */" not in out
+
+
+# ---- system headers: the compiler's own include directories ------------------------------
+
+HEADERS_SOURCE = "".join(f"#include <{h}>\n" for h in DGEMM.allowed_headers)
+
+
+def _search_dirs(cc: str) -> list[str]:
+    """`cc`'s `#include <...>` directories, in its search order."""
+    err = subprocess.run([cc, "-xc", "-E", "-v", "-"], stdin=subprocess.DEVNULL, capture_output=True, text=True).stderr
+    lines = err.splitlines()
+    return [
+        line.strip()
+        for line in lines[lines.index("#include <...> search starts here:") + 1 : lines.index("End of search list.")]
+    ]
+
+
+@pytest.fixture(scope="module")
+def prefix_toolchain(tmp_path_factory) -> Path:
+    """A gcc installed in a prefix outside /usr and /opt, as conda installs one: a `bin/gcc`
+    wrapper that runs the real gcc with -nostdinc and, as -isystem, copies of the real include
+    directories (gcc's own first) holding the headers the allowed headers need."""
+    prefix = tmp_path_factory.mktemp("toolchain") / "env"
+    real = shutil.which("gcc")
+    dirs = _search_dirs(real)
+    (prefix / "src.c").parent.mkdir(parents=True)
+    (prefix / "src.c").write_text(HEADERS_SOURCE)
+    deps = subprocess.run(
+        [real, *CFLAGS, "-M", str(prefix / "src.c")], capture_output=True, text=True, check=True
+    ).stdout
+    copies = [prefix / "lib" / "gcc" / "include", *(prefix / f"include{i}" for i in range(1, len(dirs)))]
+    for dep in deps.replace("\\\n", " ").split()[2:]:
+        dep = os.path.normpath(dep)
+        home = max((d for d in dirs if dep.startswith(d + "/")), key=len)
+        target = copies[dirs.index(home)] / os.path.relpath(dep, home)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(dep, target)
+    gcc = prefix / "bin" / "gcc"
+    gcc.parent.mkdir()
+    isystem = " ".join(f"-isystem {c}" for c in copies)
+    gcc.write_text(f'#!/bin/sh\nexec {real} -nostdinc {isystem} "$@"\n')
+    gcc.chmod(0o755)
+    return gcc
+
+
+def preprocess_with(cc: Path, tmp_path: Path, source: str) -> str:
+    (tmp_path / "candidate.c").write_text(source)
+    subprocess.run([str(cc), *CFLAGS, "-E", "candidate.c", "-o", "candidate.i"], cwd=tmp_path, check=True)
+    return (tmp_path / "candidate.i").read_text()
+
+
+def test_compiler_include_dirs_are_the_compilers_search_list():
+    dirs = compiler_include_dirs("gcc")
+    found = subprocess.run(["gcc", "-print-file-name=include"], capture_output=True, text=True).stdout.strip()
+    assert os.path.realpath(found) in dirs and "/usr/include" in dirs
+    assert compiler_include_dirs("gcc") is dirs  # asked once per compiler
+
+
+def test_compiler_include_dirs_of_a_compiler_without_a_list_is_an_error(tmp_path):
+    cc = tmp_path / "cc"
+    cc.write_text("#!/bin/sh\nexit 0\n")
+    cc.chmod(0o755)
+    with pytest.raises(RuntimeError, match="no include directories"):
+        compiler_include_dirs(str(cc))
+
+
+def test_a_toolchain_in_another_prefix_has_its_headers_accepted(prefix_toolchain, tmp_path):
+    src = HEADERS_SOURCE + BODY
+    text = preprocess_with(prefix_toolchain, tmp_path, src)
+    own, headers = candidate_lines(text, "candidate.c")
+    assert len(headers) == len(DGEMM.allowed_headers)
+    assert all(h.startswith(str(prefix_toolchain.parents[1])) for h in headers)  # none from /usr
+    assert check_preprocessed(text, "candidate.c", DGEMM, cc=str(prefix_toolchain)) is None
+    # The same headers are not system headers of the machine's own gcc.
+    assert_forbidden(check_preprocessed(text, "candidate.c", DGEMM, cc="gcc"), "not an allowed header")
+    # Serial mode still refuses omp.h, found where it may be.
+    assert_forbidden(
+        check_preprocessed(text, "candidate.c", DGEMM, openmp=False, cc=str(prefix_toolchain)), "in serial mode"
+    )
+
+
+def test_check_preprocessed_file_uses_the_given_compiler(prefix_toolchain, tmp_path):
+    preprocess_with(prefix_toolchain, tmp_path, "#include <stdlib.h>\n" + BODY)
+    path = tmp_path / "candidate.i"
+    assert check_preprocessed_file(path, "candidate.c", DGEMM, True, str(prefix_toolchain)) is None
+    assert_forbidden(check_preprocessed_file(path, "candidate.c", DGEMM), "not an allowed header")
+
+
+@pytest.mark.parametrize("where", ["elsewhere", "inside the prefix, one folder down"])
+def test_an_allowed_name_outside_the_compilers_dirs_stays_forbidden(prefix_toolchain, tmp_path, where):
+    # A file named stdlib.h included by path: in a random folder, or in a subfolder of one of the
+    # compiler's include dirs (where `#include <stdlib.h>` never finds it).
+    folder = tmp_path / "random" if where == "elsewhere" else prefix_toolchain.parents[1] / "include1" / "sub"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "stdlib.h").write_text("#define N 4\n")
+    text = preprocess_with(prefix_toolchain, tmp_path, f'#include "{folder}/stdlib.h"\n' + BODY)
+    assert_forbidden(check_preprocessed(text, "candidate.c", DGEMM, cc=str(prefix_toolchain)), "includes")
+
+
+@pytest.mark.parametrize(
+    "marker",
+    [
+        '# 1 "stdlib.h" 1',  # relative: a file of the work directory
+        '# 1 "/usr/include/../../tmp/stdlib.h" 1',  # dots out of a system dir
+        '# 1 "/usr/include/./sys/../../../etc/stdlib.h" 1',
+        '# 1 "/usr/includes/stdlib.h" 1',  # a sibling folder whose name starts like one
+    ],
+)
+def test_header_paths_that_only_look_like_system_headers_are_forbidden(marker):
+    text = f'# 1 "candidate.c"\n{marker}\nint x;\n# 2 "candidate.c" 2\n' + BODY
+    assert_forbidden(check_preprocessed(text, "candidate.c", DGEMM), "not an allowed header")
+
+
+def test_header_paths_in_the_system_dirs_spelt_oddly_pass():
+    text = '# 1 "candidate.c"\n# 1 "/usr/include//./stdlib.h" 1 3 4\nint x;\n# 2 "candidate.c" 2\n' + BODY
+    assert check_preprocessed(text, "candidate.c", DGEMM) is None
+
+
+# ---- OpenMP constructs: each permitted one, on real compiled objects ----------------------
+
+SIG = "void dgemm(int n, const double *A, const double *B, double *C)"
+#: Constructs honest kernels use: source, the libgomp entry points its object references (a
+#: subset check: each is on the object check's allow-list, and takes only data, or a function
+#: pointer only the compiler passes).
+PERMITTED_OPENMP = {
+    "parallel for simd inscan scan inclusive": (
+        SIG + "{ double s = 0.0;\n#pragma omp parallel for simd reduction(inscan, +: s)\n"
+        "for (int i = 0; i < n; i++) { s += A[i] * B[i];\n#pragma omp scan inclusive(s)\nC[i] = s; } }",
+        {"GOMP_parallel", "GOMP_loop_start", "GOMP_loop_end_nowait", "malloc", "free"},
+    ),
+    "for inscan scan exclusive": (
+        SIG + "{ double s = 0.0;\n#pragma omp parallel\n{\n#pragma omp for reduction(inscan, +: s)\n"
+        "for (int i = 0; i < n; i++) { C[i] = s;\n#pragma omp scan exclusive(s)\ns += A[i]; } } }",
+        {"GOMP_parallel", "GOMP_loop_start"},
+    ),
+    "master and masked filter": (
+        SIG + "{\n#pragma omp parallel\n{\n#pragma omp master\nC[0] = A[0];\n#pragma omp barrier\n"
+        "#pragma omp masked\nC[1] = B[0];\n#pragma omp masked filter(1)\nC[2] = n;\n} }",
+        {"GOMP_parallel", "GOMP_barrier", "omp_get_thread_num"},
+    ),
+    "parallel master, parallel masked": (
+        SIG + "{\n#pragma omp parallel master\nC[0] = A[0];\n#pragma omp parallel masked filter(0)\nC[1] = B[n - 1]; }",
+        {"GOMP_parallel", "omp_get_thread_num"},
+    ),
+    "ordered threads": (
+        SIG + "{\n#pragma omp parallel for ordered schedule(dynamic)\nfor (int i = 1; i < n; i++) {\n"
+        "#pragma omp ordered threads\nC[i] = C[i - 1] + A[i]; } }",
+        {"GOMP_parallel", "GOMP_loop_ordered_dynamic_start", "GOMP_ordered_start", "GOMP_ordered_end"},
+    ),
+    "ordered simd": (
+        SIG
+        + "{\n#pragma omp simd\nfor (int i = 1; i < n; i++) {\n#pragma omp ordered simd\nC[i] = C[i - 1] + A[i]; } }",
+        set(),
+    ),
+    "ordered doacross": (
+        SIG + "{\n#pragma omp parallel for ordered(1)\nfor (int i = 1; i < n; i++) {\n"
+        "#pragma omp ordered depend(sink: i - 1)\nC[i] = C[i - 1] + A[i];\n#pragma omp ordered depend(source)\n} }",
+        {"GOMP_loop_doacross_static_start", "GOMP_doacross_wait", "GOMP_doacross_post"},
+    ),
+    "taskloop grainsize": (
+        SIG + "{\n#pragma omp parallel\n#pragma omp single\n#pragma omp taskloop grainsize(16)\n"
+        "for (int i = 0; i < n; i++) C[i] = A[i] * B[i]; }",
+        {"GOMP_parallel", "GOMP_single_start", "GOMP_taskloop"},
+    ),
+    "taskloop num_tasks nogroup priority in a taskgroup": (
+        SIG + "{\n#pragma omp parallel\n#pragma omp single\n#pragma omp taskgroup\n{\n"
+        "#pragma omp taskloop num_tasks(4) nogroup priority(1)\nfor (int i = 0; i < n; i++) C[i] = A[i]; } }",
+        {"GOMP_taskloop", "GOMP_taskgroup_start", "GOMP_taskgroup_end"},
+    ),
+    "taskloop simd reduction, unsigned long long": (
+        SIG + "{ double s = 0.0; unsigned long long m = n;\n#pragma omp parallel\n#pragma omp single\n"
+        "#pragma omp taskloop simd reduction(+: s)\nfor (unsigned long long i = 0; i < m; i++) s += A[i];\nC[0] = s; }",
+        {"GOMP_taskloop_ull", "GOMP_taskgroup_reduction_unregister"},
+    ),
+    "parallel master taskloop": (
+        SIG + "{\n#pragma omp parallel master taskloop simd grainsize(32)\nfor (int i = 0; i < n; i++) C[i] = A[i];\n"
+        "#pragma omp parallel masked taskloop num_tasks(2)\nfor (int i = 0; i < n; i++) C[i] += B[i]; }",
+        {"GOMP_parallel", "GOMP_taskloop"},
+    ),
+    "task depend, taskwait depend, taskyield": (
+        SIG + "{\n#pragma omp parallel\n#pragma omp single\n{\n#pragma omp task depend(out: C[0])\nC[0] = A[0];\n"
+        "#pragma omp task depend(in: C[0]) depend(out: C[1])\nC[1] = C[0] + B[0];\n"
+        "#pragma omp taskwait depend(in: C[1])\n#pragma omp taskyield\n#pragma omp taskwait\n} }",
+        {"GOMP_task", "GOMP_taskwait_depend", "GOMP_taskyield", "GOMP_taskwait"},
+    ),
+    "taskgroup task_reduction, task in_reduction": (
+        SIG
+        + "{ double s = 0.0;\n#pragma omp parallel\n#pragma omp single\n#pragma omp taskgroup task_reduction(+: s)\n"
+        "for (int i = 0; i < n; i += 16) {\n#pragma omp task in_reduction(+: s) firstprivate(i)\n"
+        "for (int j = i; j < i + 16 && j < n; j++) s += A[j]; }\nC[0] = s; }",
+        {"GOMP_taskgroup_reduction_register", "GOMP_task_reduction_remap", "GOMP_taskgroup_reduction_unregister"},
+    ),
+    "reduction task modifier on parallel, for, sections, scope": (
+        SIG + "{ double s = 0.0, t = 0.0;\n#pragma omp parallel reduction(task, +: t)\n{\n#pragma omp single\n"
+        "#pragma omp task in_reduction(+: t)\nt += A[0];\n}\n#pragma omp parallel\n{\n"
+        "#pragma omp for reduction(task, +: s)\nfor (int i = 0; i < n; i++) s += A[i];\n"
+        "#pragma omp sections reduction(task, +: s)\n{\n#pragma omp section\ns += B[0];\n#pragma omp section\ns += B[1];\n}\n"
+        "#pragma omp scope reduction(task, +: s)\n{ s += 1.0; }\n}\nC[0] = s + t; }",
+        {
+            "GOMP_parallel_reductions",
+            "GOMP_task_reduction_remap",
+            "GOMP_loop_start",
+            "GOMP_sections2_start",
+            "GOMP_scope_start",
+            "GOMP_workshare_task_reduction_unregister",
+        },
+    ),
+    "declare simd on a helper": (
+        "#pragma omp declare simd uniform(a) linear(i: 1) notinbranch simdlen(8)\n"
+        "double twice(const double *a, int i) { return 2.0 * a[i]; }\n"
+        "#pragma omp declare simd inbranch aligned(p: 64)\nstatic double inc(double *p, double v) { return v + *p; }\n"
+        + SIG
+        + "{\n#pragma omp simd\nfor (int i = 0; i < n; i++) C[i] = twice(A, i) + (B[i] > 0 ? B[i] : 0); }",
+        set(),
+    ),
+    "declare simd on the required function": (
+        "#pragma omp declare simd\n" + SIG + "{ for (int i = 0; i < n; i++) C[i] = A[i] + B[i]; }",
+        set(),
+    ),
+    "declare reduction": (
+        "typedef struct { double v; int i; } vi;\n"
+        "#pragma omp declare reduction(maxloc: vi: omp_out = omp_in.v > omp_out.v ? omp_in : omp_out) "
+        "initializer(omp_priv = omp_orig)\n"
+        + SIG
+        + "{ vi best = {A[0], 0};\n#pragma omp parallel for reduction(maxloc: best)\n"
+        "for (int i = 0; i < n; i++) if (A[i] > best.v) { best.v = A[i]; best.i = i; }\nC[0] = best.i; (void)B; }",
+        {"GOMP_parallel"},
+    ),
+    "flush": (
+        SIG + "{\n#pragma omp parallel\n{\n#pragma omp flush\nC[0] = A[0];\n#pragma omp flush acq_rel\n"
+        "#pragma omp flush(C)\n} (void)B; (void)n; }",
+        {"GOMP_parallel"},
+    ),
+    "scope": (
+        SIG
+        + "{ double s = 0.0;\n#pragma omp parallel\n{\n#pragma omp scope private(s) nowait\n{ s = A[0]; C[1] = s; }\n} "
+        "(void)B; (void)n; }",
+        {"GOMP_parallel"},
+    ),
+    "loop bind order": (
+        SIG
+        + "{\n#pragma omp parallel loop bind(parallel) order(concurrent)\nfor (int i = 0; i < n; i++) C[i] = A[i];\n"
+        "#pragma omp loop bind(thread)\nfor (int i = 0; i < n; i++) C[i] += B[i];\n"
+        "#pragma omp loop bind(teams)\nfor (int i = 0; i < n; i++) C[i] *= 2.0; }",
+        {"GOMP_parallel", "omp_get_num_teams", "omp_get_team_num"},
+    ),
+    "threadprivate copyin": (
+        "static double scale = 1.0;\n#pragma omp threadprivate(scale)\n"
+        + SIG
+        + "{ scale = 2.0;\n#pragma omp parallel for copyin(scale)\nfor (int i = 0; i < n; i++) C[i] = scale * A[i] * B[i]; }",
+        {"GOMP_parallel"},
+    ),
+}
+
+
+def _undefined(obj: Path) -> set[str]:
+    out = subprocess.run(["readelf", "-sW", str(obj)], capture_output=True, text=True, check=True).stdout
+    return {p[7] for p in (line.split() for line in out.splitlines()) if len(p) >= 8 and p[6] == "UND"}
+
+
+@pytest.mark.parametrize("name", list(PERMITTED_OPENMP))
+def test_permitted_openmp_construct_passes_every_check(tmp_path, name):
+    source, entry_points = PERMITTED_OPENMP[name]
+    src = "#include <omp.h>\n" + source + "\n"
+    assert check_source(src, DGEMM) is None
+    assert check_preprocessed(preprocess(tmp_path, src), "candidate.c", DGEMM) is None
+    obj = compile_object(tmp_path, src)
+    assert entry_points <= _undefined(obj)
+    assert check_object(obj, DGEMM) is None
+    # Serial mode: still no OpenMP at all.
+    assert_forbidden(check_preprocessed(preprocess(tmp_path, src), "candidate.c", DGEMM, openmp=False), "serial mode")
+
+
+def test_declare_simd_clones_of_the_required_function_are_localized(tmp_path):
+    from lab.harness.build import localize_argv
+
+    obj = compile_object(tmp_path, PERMITTED_OPENMP["declare simd on the required function"][0] + "\n")
+    out = subprocess.run(["readelf", "-sW", str(obj)], capture_output=True, text=True, check=True).stdout
+    clones = {p[7] for p in (line.split() for line in out.splitlines()) if len(p) >= 8 and p[7].startswith("_ZGV")}
+    assert clones and all(c.endswith("_dgemm") for c in clones)  # e.g. _ZGVdN8vvvv_dgemm
+    assert check_object(obj, DGEMM) is None
+    subprocess.run(localize_argv("dgemm", str(obj), str(tmp_path / "local.o")), check=True)
+    out = subprocess.run(["readelf", "-sW", str(tmp_path / "local.o")], capture_output=True, text=True).stdout
+    exported = {
+        p[7] for p in (line.split() for line in out.splitlines()) if len(p) >= 8 and p[4] == "GLOBAL" and p[6] != "UND"
+    }
+    assert exported == {"dgemm"}
+
+
+#: Constructs that stay refused, and the word the check names.
+REFUSED_OPENMP = {
+    "target teams distribute parallel for": "target",
+    "teams num_teams(2)": "teams",
+    "distribute": "distribute",
+    "parallel proc_bind(spread)": "proc_bind",
+    "task affinity(A[0])": "affinity",
+    "parallel thread_limit(2)": "thread_limit",
+    "cancel for": "cancel",
+    "cancellation point for": "cancellation",
+    'error at(execution) message("x")': "error",
+    "allocate(x) allocator(omp_default_mem_alloc)": "allocate",
+    "task detach(ev)": "detach",
+    "depobj(o) depend(in: x)": "depobj",
+    "declare target": "target",
+    "declare variant(f) match(construct={parallel})": "variant",
+    "declare mapper(m: struct s v) map(v)": "mapper",
+    "declare": "declare",
+    "parallel declare simd": "declare",
+    "requires unified_shared_memory": "requires",
+    "metadirective default(parallel)": "metadirective",
+    "interop init(targetsync: o)": "interop",
+}
+
+
+@pytest.mark.parametrize("pragma", list(REFUSED_OPENMP))
+def test_refused_openmp_constructs_stay_forbidden(pragma):
+    assert_forbidden(pragma_violation("omp " + pragma), REFUSED_OPENMP[pragma])
+
+
+@pytest.mark.parametrize(
+    ("pragma", "symbol"),
+    [
+        (
+            "parallel\n{\n#pragma omp for\nfor (int i = 0; i < n; i++) { C[i] = A[i];\n#pragma omp cancel for\n} }",
+            "GOMP_cancel",
+        ),
+        ('error at(execution) severity(warning) message("hi")', "GOMP_warning"),
+        ("teams num_teams(2)\n{ C[0] = A[0]; }", "GOMP_teams"),
+    ],
+)
+def test_refused_openmp_constructs_are_forbidden_in_the_object_too(tmp_path, pragma, symbol):
+    # The object check alone refuses them as well (the runtime entry points they compile to).
+    src = SIG + "{\n#pragma omp " + pragma + "\n (void)B; (void)n; }\n"
+    assert_forbidden(check_preprocessed(preprocess(tmp_path, src), "candidate.c", DGEMM), "#pragma omp")
+    v = check_object(compile_object(tmp_path, src), DGEMM)
+    assert_forbidden(v, "references " + symbol)
+
+
+def test_openmp_clause_names_are_not_calls_but_their_arguments_are_code():
+    # `bind` is the loop clause here, not the socket call; what a clause's parentheses hold is code.
+    src = SIG + "{\n#pragma omp parallel loop bind(parallel)\nfor (int i = 0; i < n; i++) C[i] = A[i] * B[i]; }\n"
+    assert check_source(src, DGEMM) is None
+    hidden = src.replace("bind(parallel)", 'if(system("ls"))')
+    assert_forbidden(check_source(hidden, DGEMM), "uses system")
+    assert_forbidden(
+        check_source(
+            "#include <stdlib.h>\n" + src.replace("loop bind(parallel)", "for") + "int bind(int);\n"
+            "static int f(void) { return bind(0); }\n",
+            DGEMM,
+        ),
+        "uses bind",
+    )
+
+
+@pytest.mark.parametrize(
+    "helper",
+    [
+        "static double times(double a, double b) { return a * b; }",
+        "static inline double\ntimes(double a, double b)\n{\n    return a * b;\n}",
+        "static __attribute__((noinline)) double times(double a, double b) { return a * b; }",
+        "#pragma omp declare simd notinbranch\nstatic double times(double a, double b) { return a * b; }",
+    ],
+)
+def test_a_static_helper_named_like_a_libc_function_is_its_own(tmp_path, helper):
+    # The calls reach the candidate's own static function, never libc's `times`.
+    src = helper + "\n" + BODY.replace("s += A[i * n + k] * B[k * n + j]", "s += times(A[i * n + k], B[k * n + j])")
+    assert check_source(src, DGEMM) is None
+    assert check_preprocessed(preprocess(tmp_path, src), "candidate.c", DGEMM) is None
+    assert check_object(compile_object(tmp_path, src), DGEMM) is None
+
+
+@pytest.mark.parametrize(
+    ("source", "needle"),
+    [
+        # Not static: it would interpose libc's (the object check says so too).
+        ("double times(double a, double b) { return a * b; }\n", "uses times"),
+        # A static function of another name does not make a libc call the candidate's own.
+        ('static int helper(void) { return 0; }\nstatic int g(void) { return system("ls"); }\n', "uses system"),
+        # A GNU nested function is not static: the call at file scope is libc's.
+        (
+            "void f(void) { int system(const char *c) { return c[0]; } (void)system; }\n"
+            'static int g(void) { return system("ls"); }\n',
+            "uses system",
+        ),
+        ("static int main(void) { return 0; }\n", "uses main"),  # the runner's names stay refused
+    ],
+)
+def test_calls_of_libc_functions_the_candidate_does_not_define_static_stay_forbidden(source, needle):
+    assert_forbidden(check_source(source + BODY, DGEMM), needle)
+
+
+def test_function_definitions_are_read_in_one_pass():
+    # 64 KiB of `f(f(f(...`: a backtracking regex over it took seconds; one pass takes milliseconds.
+    import time
+
+    start = time.monotonic()
+    assert check_source("f(" * 32000, DGEMM) is None
+    assert time.monotonic() - start < 1.5

@@ -352,7 +352,7 @@ def _measure_once(
             fail = step(preprocess_argv(build, "candidate.c", "candidate.i"), "preprocessing", preprocess_limits)
             if not fail:
                 violation = static_check.check_preprocessed_file(
-                    work / "candidate.i", "candidate.c", problem, config.openmp
+                    work / "candidate.i", "candidate.c", problem, config.openmp, build.cc
                 )
                 fail = violation and _fail(violation.status, violation.detail)
             fail = fail or step(compile_argv(build, "candidate.i", "candidate.o"), "compilation")

@@ -5,13 +5,15 @@ Three passes, each returning a `Violation` (usually status `forbidden`) or None:
 - `check_source(source, problem)`: the text as written: includes outside the
   problem's allow-list (computed includes too), inline assembly, and
   identifiers of calls that reach outside the computation or into BLAS;
-- `check_preprocessed(text, filename, problem)` (or `check_preprocessed_file`,
+- `check_preprocessed(text, filename, problem, cc=...)` (or `check_preprocessed_file`,
   which streams gcc's output with a size cap): the candidate's own lines after
   macro expansion (token pasting cannot hide a name from this pass): the same
   identifier rules, compiler builtins on an exact allow-list, every `#pragma`
   (so `_Pragma` and macros cannot hide one) with OpenMP limited to the
   constructs in `OPENMP_DIRECTIVES` and `OPENMP_CLAUSES`, and the headers that
-  were really included;
+  were really included: each must be an allowed name found in one of the
+  directories the compiler `cc` itself searches for `#include <...>`
+  (`compiler_include_dirs`), wherever the toolchain is installed;
 - `check_object(path, problem, scratch)`: the compiled object, the ground truth,
   inspected with one call of each binutils tool: undefined symbols on an exact
   allow-list (libgomp's entry points included), no definition that would
@@ -37,6 +39,7 @@ miss (see harness/bench.h and the README's threat model).
 from __future__ import annotations
 
 import functools
+import os
 import re
 import resource
 import subprocess
@@ -46,6 +49,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from lab.harness.build import BuildConfig
 from lab.harness.problems import Problem
 
 #: Calls that reach outside the computation: processes, files, I/O, sockets, signals,
@@ -126,17 +130,54 @@ _DENIED_INTRINSIC = re.compile(r"^_{1,2}(?:mm_)?(?:" + _DENIED_IA32.pattern + r"
 #: (GOMP_parallel takes a function pointer and data: calling it by hand runs anything).
 _RUNTIME_INTERNAL = re.compile(r"^(GOMP_|__kmpc_|__kmp_|__builtin_GOMP_|__builtin_omp_|gomp_|_gomp_)")
 
-#: OpenMP: the permitted directives and clauses (anything else, e.g. target, teams, distribute,
-#: taskloop, error, ordered, master, masked, flush, cancel, proc_bind, thread_limit, is forbidden).
+#: OpenMP: the permitted directives and clauses, every word of a `#pragma omp` line outside
+#: parentheses (docs/static_checks.md lists them with the reasons). The rule: a construct is
+#: permitted when it runs only inside the call, on the threads of the call's own team, and
+#: compiles (gcc 12) to nothing but data-only runtime entry points the object check allows
+#: (ALLOWED_UNDEFINED). Each addition below was decided by compiling real examples with gcc 12
+#: and the candidate flags, and reading the object's symbols (tests/test_static_check.py):
+#: - `scan` (`inclusive`, `exclusive`; `inscan` is a reduction modifier): a scan loop, GOMP_loop_start
+#:   plus malloc/free for the per-thread partials;
+#: - `master`, `masked` (`filter`): a thread-number test, no runtime call of their own;
+#: - `ordered` (`threads`, `simd`, and `depend(sink:/source)` doacross loops): GOMP_ordered_*,
+#:   GOMP_loop_ordered_*, GOMP_loop_doacross_*, GOMP_doacross_*; at worst a deadlock, which the
+#:   wall-clock limit ends;
+#: - `taskloop` (`grainsize`, `num_tasks`, `nogroup`, `priority`), `taskgroup` (`task_reduction`),
+#:   `in_reduction`, `depend` on tasks and `taskyield`: GOMP_taskloop*, GOMP_taskgroup_*,
+#:   GOMP_task_reduction_remap, GOMP_taskwait_depend, GOMP_taskyield; tasks finish inside the
+#:   call (at the region's barrier, or at once when there is no team);
+#: - `declare simd` (`uniform`, `linear`, `aligned`, `simdlen`, `inbranch`, `notinbranch`): vector
+#:   clones `_ZGV<isa><mask><len><args>_<name>`, ordinary global functions that the object check
+#:   treats like any helper and the build localizes (build.localize_argv); `declare reduction`
+#:   (`initializer`): a user-defined combiner, inlined code of the candidate's own lines;
+#: - `flush`: a memory fence (mfence), no call; `scope`: a region with private/reduction
+#:   clauses (GOMP_scope_start with a task reduction); `loop` (`bind`, `order`): a loop the
+#:   compiler schedules like `for`/`simd`, its team queries harmless outside `teams`;
+#: - `threadprivate` (`copyin`): gcc makes the variable thread-local storage (.tbss/.tdata,
+#:   %fs-relative), the same as C11 `_Thread_local`, which is permitted already.
+#: Refused (not in these sets): `target*`, `teams`, `distribute`, `declare target`/`variant`/
+#: `mapper`, `requires`, `device`, `map` (offloading, or teams outside the call's team);
+#: `cancel`, `cancellation point` (abandon work; GOMP_cancel); `error` (prints at run time;
+#: GOMP_error/GOMP_warning); `proc_bind`, `affinity`, `num_teams`, `thread_limit` (thread
+#: placement and limits are the harness's); `allocate`/`allocators` (runtime allocators with
+#: traits, GOMP_alloc); `detach` (events fulfilled outside the task); `depobj`, `interop`.
 #: `section` and `taskwait` come with `sections` and `task`.
-OPENMP_DIRECTIVES = frozenset("parallel for simd sections section single task taskwait atomic critical barrier".split())
+OPENMP_DIRECTIVES = frozenset(
+    """
+    parallel for simd sections section single task taskwait atomic critical barrier
+    scan master masked ordered taskloop taskgroup taskyield flush scope loop threadprivate declare
+""".split()
+)
 OPENMP_CLAUSES = frozenset(
     """
     reduction collapse schedule private firstprivate lastprivate shared default nowait num_threads if
     aligned linear safelen simdlen nontemporal copyprivate untied final mergeable
     read write update capture compare seq_cst relaxed acquire release acq_rel hint
+    inclusive exclusive filter threads depend grainsize num_tasks nogroup priority task_reduction
+    in_reduction uniform inbranch notinbranch initializer order bind copyin
 """.split()
 )
+
 #: Non-OpenMP pragmas a kernel may use: optimization hints only (not weak, redefine_extname, visibility...).
 #: Besides GCC's own hints: other compilers' loop hints, which gcc ignores (LLM answers often
 #: carry them). Pragmas gcc acts on that rename, weaken or hide symbols stay refused.
@@ -176,17 +217,34 @@ ALLOWED_UNDEFINED = frozenset(
     sinh cosh tanh erf erfc fmod remainder copysign nan ldexp frexp modf ilogb logb
     abs labs llabs
     omp_get_thread_num omp_get_num_threads omp_get_max_threads omp_get_num_procs omp_in_parallel
-    omp_get_level omp_get_team_size omp_get_ancestor_thread_num
+    omp_get_level omp_get_team_size omp_get_ancestor_thread_num omp_get_team_num omp_get_num_teams
     omp_init_lock omp_destroy_lock omp_set_lock omp_unset_lock
     __stack_chk_fail _GLOBAL_OFFSET_TABLE_
 """.split()
 ) | frozenset(  # libgomp entry points that gcc 12 emits for OPENMP_DIRECTIVES and OPENMP_CLAUSES
+    # Those that take a function pointer (GOMP_parallel*, GOMP_task, GOMP_taskloop*) are only ever
+    # called by compiler-generated code: naming any GOMP_ symbol in the source is refused.
     """
     GOMP_parallel GOMP_barrier GOMP_critical_start GOMP_critical_end GOMP_critical_name_start
     GOMP_critical_name_end GOMP_atomic_start GOMP_atomic_end GOMP_single_start GOMP_single_copy_start
     GOMP_single_copy_end GOMP_sections_start GOMP_sections_next GOMP_sections_end GOMP_sections_end_nowait
     GOMP_parallel_sections GOMP_task GOMP_taskwait GOMP_loop_end GOMP_loop_end_nowait
+    GOMP_loop_start GOMP_loop_ull_start GOMP_parallel_reductions GOMP_sections2_start GOMP_scope_start
+    GOMP_workshare_task_reduction_unregister
+    GOMP_ordered_start GOMP_ordered_end GOMP_loop_ordered_start GOMP_loop_ull_ordered_start
+    GOMP_loop_doacross_start GOMP_loop_ull_doacross_start
+    GOMP_doacross_post GOMP_doacross_wait GOMP_doacross_ull_post GOMP_doacross_ull_wait
+    GOMP_taskloop GOMP_taskloop_ull GOMP_taskgroup_start GOMP_taskgroup_end GOMP_taskgroup_reduction_register
+    GOMP_taskgroup_reduction_unregister GOMP_task_reduction_remap GOMP_taskwait_depend GOMP_taskyield
 """.split()
+    + [  # ordered and doacross loops, per schedule
+        f"GOMP_loop_{ull}{what}_{kind}_{step}"
+        for ull in ("", "ull_")
+        for what in ("ordered", "doacross")
+        for kind in ("static", "dynamic", "guided", "runtime")
+        for step in ("start", "next")
+        if not (what == "doacross" and step == "next")
+    ]
     + [
         f"GOMP_{par}loop_{ull}{kind}_{step}"
         for par in ("", "parallel_")
@@ -247,8 +305,9 @@ def splice_lines(source: str) -> str:
     return re.sub(r"\\[ \t\f\v]*\n", "", source.replace("\r\n", "\n").replace("\r", "\n"))
 
 
-def strip_comments(source: str) -> str:
-    """Blank out comments and the contents of string/char literals of spliced source.
+def strip_comments(source: str, keep_strings: bool = False) -> str:
+    """Blank out comments and the contents of string/char literals of spliced source
+    (`keep_strings=True`: comments only, literals kept as written).
 
     The result has the same length as `source` and keeps every newline, so offsets
     found in it point at the same text in `source`.
@@ -270,7 +329,7 @@ def strip_comments(source: str) -> str:
             while j < n and source[j] != c and source[j] != "\n":
                 j += 2 if source[j] == "\\" else 1
             j = min(j, n - 1)
-            out.append(c + " " * (j - i - 1) + (source[j] if j > i else ""))
+            out.append(source[i : j + 1] if keep_strings else c + " " * (j - i - 1) + (source[j] if j > i else ""))
             i = j + 1
         else:
             out.append(c)
@@ -286,14 +345,68 @@ def _headers(problem: Problem, openmp: bool) -> tuple[str, ...]:
     return problem.allowed_headers if openmp else tuple(h for h in problem.allowed_headers if h != "omp.h")
 
 
+_DEFINITION_TOKEN = re.compile(r"([A-Za-z_]\w*)\s*\(|([A-Za-z_]\w*)|([(){};])")
+_OPENS_BODY = re.compile(r"\s*\{")
+
+
+def _defined_functions(code: str) -> dict[str, bool]:
+    """{name: whether declared `static`} of the functions `code` (comment-free) defines: a name,
+    its parenthesized parameters (no `;`, `{` or `}` inside), then `{`. One pass over the text
+    (a regex that backtracks would take seconds on a long line of `f(f(f(...`)."""
+    defined: dict[str, bool] = {}
+    opened: list[tuple[str | None, bool]] = []  # per open parenthesis: the name before it, `static` seen
+    static = False  # `static` in the current declaration
+    for m in _DEFINITION_TOKEN.finditer(code):
+        name, word, mark = m.groups()
+        if name is not None or mark == "(":
+            opened.append((name, static))
+        elif word is not None:
+            static = static or (word == "static" and not opened)
+        elif mark == ")":
+            if opened:
+                before, was_static = opened.pop()
+                if before is not None and _OPENS_BODY.match(code, m.end()):
+                    defined[before] = defined.get(before, False) or was_static
+        else:  # ; { }: a new declaration starts
+            opened.clear()
+            static = False
+    return defined
+
+
+_OMP_PRAGMA_LINE = re.compile(r"^[ \t]*(?:#|%:)[ \t]*pragma[ \t]+omp\b[^\n]*", re.M)
+
+
+def _omp_names_blanked(code: str) -> str:
+    """`code` (same length) with the directive and clause names of its `#pragma omp` lines, outside
+    parentheses, blanked: `loop bind(parallel)` names a clause, not the socket call `bind`. What
+    the parentheses hold (`if(...)`, `num_threads(...)`) is still read as code."""
+
+    def blank(line: re.Match) -> str:
+        out, depth = [], 0
+        for tok in re.finditer(r"[A-Za-z_]\w*|[^A-Za-z_]", line.group(0)):
+            word = tok.group(0)
+            depth += word == "("
+            depth -= word == ")" and depth > 0
+            known = depth == 0 and (word in OPENMP_DIRECTIVES or word in OPENMP_CLAUSES)
+            out.append(" " * len(word) if known else word)
+        return "".join(out)
+
+    return _OMP_PRAGMA_LINE.sub(blank, code)
+
+
 def _identifier_violation(code: str, problem: Problem, openmp: bool = True) -> Violation | None:
+    code = _omp_names_blanked(code)
     if _ASM.search(code):
         return _forbidden("uses inline assembly")
     for gnu, c2x in _ATTRIBUTE.findall(code):
         for name in re.findall(r"[A-Za-z_]\w*", gnu or c2x):
             if name.strip("_") in _FORBIDDEN_ATTRIBUTES:
                 return _forbidden(f"uses __attribute__(({name})), which runs code outside the call or renames symbols")
-    own = set(re.findall(r"\b([A-Za-z_]\w*)\s*\([^;{}]*\)\s*\{", code))  # functions it defines
+    defined = _defined_functions(code)
+    own = set(defined)
+    # Its own `static` functions: a helper named `times` or `read` is called, not libc's (a non-static
+    # one would interpose libc's, which the object check refuses; calls it misses show up there).
+    own_static = {name for name, static in defined.items() if static} - _RUNNER_NAMES
     for name, paren in _IDENT.findall(code):
         if (_BLAS.match(name) or name.startswith("cblas")) and name not in own:
             return _forbidden(f"calls BLAS ({name})")
@@ -306,7 +419,7 @@ def _identifier_violation(code: str, problem: Problem, openmp: bool = True) -> V
             return builtin
         # Only calls and declarations (name followed by '('): a variable named `time` is fine,
         # and any other use of such a function still shows up in the object's symbols.
-        if paren and name in FORBIDDEN_CALLS and name != problem.function:
+        if paren and name in FORBIDDEN_CALLS and name != problem.function and name not in own_static:
             return _forbidden(f"uses {name}, which reaches outside the computation")
     return None
 
@@ -336,8 +449,8 @@ def _paren_free(text: str) -> str:
 
 
 def pragma_violation(pragma: str, openmp: bool = True) -> Violation | None:
-    """The rule for one `#pragma` line's text (after `#pragma`), as gcc -E writes it.
-    `openmp=False` is the serial execution model: no OpenMP construct at all."""
+    """The rule for one `#pragma` line's text (after `#pragma`), as gcc -E writes it (without
+    comments). `openmp=False` is the serial execution model: no OpenMP construct at all."""
     text = pragma.strip()
     if re.match(r"omp\b", text):
         if not openmp:
@@ -349,7 +462,9 @@ def pragma_violation(pragma: str, openmp: bool = True) -> Violation | None:
                     f"uses '#pragma omp ... {word}', outside the permitted OpenMP constructs "
                     f"({', '.join(sorted(OPENMP_DIRECTIVES))})"
                 )
-        if not words or words[0] not in OPENMP_DIRECTIVES:
+        # `declare` opens only `declare simd` and `declare reduction` (not target, variant, mapper).
+        declare = words[:1] == ["declare"] and words[1:2] not in (["simd"], ["reduction"])
+        if not words or words[0] not in OPENMP_DIRECTIVES or declare or "declare" in words[1:]:
             return _forbidden(f"'#pragma {text[:60]}' is not a permitted OpenMP directive")
         return None
     if not _ALLOWED_PRAGMA.match(text):
@@ -365,12 +480,28 @@ def _pragma_lines_violation(own: str, openmp: bool) -> Violation | None:
     return None
 
 
+_HEADER_NAME = re.compile(r'<[^>\n]*>|"[^"\n]*"')
+
+
+def _include_target(spliced: str, code: str, start: int, end: int) -> str:
+    """The target of the include directive whose rest of line is spliced[start:end], as the
+    preprocessor reads it: a header name (`<...>` or `"..."`) taken from the text as written
+    (`code`, the comment-free copy, blanks the inside of `"..."`, and a `//` or `/*` inside
+    `<...>` is part of the name, not a comment), the comments around it dropped. Anything else
+    (a computed include, trailing tokens) is returned without its comments."""
+    first = start + len(code[start:end]) - len(code[start:end].lstrip())
+    name = _HEADER_NAME.match(spliced, first, end)
+    if name and not code[name.end() : end].strip():
+        return name.group(0)
+    return strip_comments(spliced[start:end], keep_strings=True).strip()
+
+
 def check_source(source: str, problem: Problem, openmp: bool = True) -> Violation | None:
     """Text-level checks of the candidate source as written (`openmp=False`: serial mode)."""
     spliced = splice_lines(source)
     code = strip_comments(spliced)
     for m in _INCLUDE.finditer(code):
-        kind, target = m.group(1), spliced[m.start(2) : m.end(2)].strip()  # the literal text, unblanked
+        kind, target = m.group(1), _include_target(spliced, code, m.start(2), m.end(2))
         header = re.fullmatch(r"<\s*([\w./+-]+)\s*>", target)
         if kind != "include" or not header:
             return _forbidden(f"#{kind} {target} is not an allowed include")
@@ -418,30 +549,75 @@ def candidate_lines(preprocessed: str | Iterable[str], filename: str) -> tuple[s
     return "\n".join(own), headers
 
 
+#: The compiler of the candidates (build.BuildConfig), whose include directories are the system ones.
+DEFAULT_CC = BuildConfig().cc
+
+
+def _normalized(path: str) -> set[str]:
+    """`path` spelt out (dots and double slashes resolved) and with its symbolic links resolved."""
+    return {os.path.normpath(path), os.path.realpath(path)}
+
+
+@functools.cache
+def compiler_include_dirs(cc: str = DEFAULT_CC) -> frozenset[str]:
+    """The directories `cc` searches for `#include <...>` (its `-v` list), each both as spelt
+    and with its symbolic links resolved: the system headers of that toolchain, wherever it is
+    installed (/usr, /opt, a conda environment's prefix...). Asked once per compiler.
+    Raises RuntimeError when the compiler gives no such list (a broken toolchain is the host's
+    fault: the evaluation reports harness_error, never a `forbidden` candidate)."""
+    proc = subprocess.run(
+        [cc, "-xc", "-E", "-v", "-"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "LC_ALL": "C"},  # the English markers below
+    )
+    lines = proc.stderr.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("#include <...> search starts here:")), None)
+    end = next((i for i, line in enumerate(lines) if line.startswith("End of search list.")), None)
+    dirs = [line.strip() for line in lines[start + 1 : end]] if start is not None and end is not None else []
+    dirs = [d for d in dirs if os.path.isabs(d)]
+    if proc.returncode != 0 or not dirs:
+        raise RuntimeError(f"{cc} -xc -E -v - listed no include directories (status {proc.returncode})")
+    return frozenset(n for d in dirs for n in _normalized(d))
+
+
+def _system_header(header: str, cc: str) -> bool:
+    """Whether `header` (a path from a line marker) lies directly in one of `cc`'s include
+    directories, where `#include <name>` finds it. A relative path (a file of the work
+    directory) never does."""
+    dirs = compiler_include_dirs(cc)
+    return os.path.isabs(header) and any(os.path.dirname(n) in dirs for n in _normalized(header))
+
+
 def check_preprocessed(
-    preprocessed: str | Iterable[str], filename: str, problem: Problem, openmp: bool = True
+    preprocessed: str | Iterable[str], filename: str, problem: Problem, openmp: bool = True, cc: str = DEFAULT_CC
 ) -> Violation | None:
-    """Checks on the candidate's own lines after macro expansion (`openmp=False`: serial mode)."""
+    """Checks on the candidate's own lines after macro expansion (`openmp=False`: serial mode);
+    `cc` is the compiler that preprocessed them (its include directories hold the system headers)."""
     try:
         own, headers = candidate_lines(preprocessed, filename)
     except OverflowError as err:
         return Violation("compile_error", str(err))
     for header in headers:
         name = Path(header).name
-        if name not in _headers(problem, openmp) or not header.startswith(("/usr/", "/opt/")):
+        if name not in _headers(problem, openmp) or not _system_header(header, cc):
             return _forbidden(
                 f"includes {header}, which is not an allowed header" + (" in serial mode" * (name == "omp.h"))
             )
     return _pragma_lines_violation(own, openmp) or _identifier_violation(strip_comments(own), problem, openmp)
 
 
-def check_preprocessed_file(path: Path, filename: str, problem: Problem, openmp: bool = True) -> Violation | None:
+def check_preprocessed_file(
+    path: Path, filename: str, problem: Problem, openmp: bool = True, cc: str = DEFAULT_CC
+) -> Violation | None:
     """check_preprocessed on a file of gcc -E output, streamed: the parent never holds more than
     the candidate's own lines (at most MAX_OWN_EXPANDED_BYTES)."""
     if path.stat().st_size >= MAX_PREPROCESSED_BYTES:
         return Violation("compile_error", f"the preprocessed source exceeds {MAX_PREPROCESSED_BYTES >> 20} MiB")
     with open(path, errors="replace") as lines:
-        return check_preprocessed(lines, filename, problem, openmp)
+        return check_preprocessed(lines, filename, problem, openmp, cc)
 
 
 _CODE_SECTIONS = {".text", ".text.unlikely", ".text.hot", ".text.startup", ".text.exit"}
