@@ -11,6 +11,7 @@ import pytest
 
 from lab import paths
 from lab.harness.problems import (
+    BadProblem,
     UnknownProblem,
     _compile_flops,
     generate,
@@ -152,6 +153,63 @@ def test_flops():
     assert load_problem("dgemm").flops(77) == 2 * 77**3
     assert load_problem("dgemv").flops(1024) == 2 * 1024**2
     assert type(load_problem("dgemm").flops(3)) is float
+
+
+def test_bytes_count_each_array_once():
+    """`bytes` of problem.toml: the compulsory traffic of one call, here equal to its arrays' sizes."""
+    n = 100
+    expected = {
+        "dgemm": 3 * 8 * n**2,
+        "dgemv": 8 * n**2 + 16 * n,
+        "dot": 16 * n,
+        "histogram": n + 256 * 8,
+        "jacobi2d": 16 * n**2,
+        "prefix_sum": 16 * n,
+        "spmv": 4 * (n + 1) + (4 + 8) * 16 * n + 16 * n,
+        "transpose": 16 * n**2,
+    }
+    assert set(expected) <= set(list_problems())
+    for name, count in expected.items():
+        problem = load_problem(name)
+        assert problem.bytes(n) == count and type(problem.bytes(n)) is float, name
+        # The working set (inputs and output by shape and type); DOT's scalar result is not traffic.
+        assert problem.working_set(n) == count + (8 if name == "dot" else 0), name
+
+
+def _problem_with(tmp_path, monkeypatch, edit):
+    """Load a copy of dgemv whose problem.toml `edit` rewrote (the harness folder at tmp_path)."""
+    import shutil
+
+    shutil.copytree(paths.harness_dir() / "dgemv", tmp_path / "dgemv")
+    spec = tmp_path / "dgemv" / "problem.toml"
+    spec.write_text(edit(spec.read_text()))
+    monkeypatch.setenv("LAB_HARNESS_DIR", str(tmp_path))
+    load_problem.cache_clear()
+    try:
+        return load_problem("dgemv")
+    finally:
+        load_problem.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("", "bytes: missing"),
+        ('bytes = "abs(n)"\n', "only arithmetic on n"),
+        ('bytes = "n - n"\n', "not positive"),
+        ('bytes = "8 * n **"\n', "bytes: "),
+    ],
+)
+def test_a_bad_or_missing_bytes_key_is_a_one_line_load_error(tmp_path, monkeypatch, line, message):
+    import re
+
+    def edit(text):
+        return re.sub(r'^bytes = ".*"\n', line, text, flags=re.M)
+
+    with pytest.raises(BadProblem) as err:
+        _problem_with(tmp_path, monkeypatch, edit)
+    assert message in str(err.value) and "\n" not in str(err.value), str(err.value)
+    assert str(err.value).startswith(str(tmp_path / "dgemv" / "problem.toml"))
 
 
 # ---- the flop-formula compiler --------------------------------------------------------

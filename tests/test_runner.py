@@ -59,6 +59,7 @@ def run_unchecked(tmp_path: Path, attack: str) -> ev.EvalResult:
     shutil.copy(runner_stub(problem, build), tmp_path / "stub.o")
     subprocess.run(link_argv(build, "../stub.o", "kernel.o", "runner") + ["-lpthread"], cwd=work, check=True)
     plausibility.peak_gflops_per_core()  # calibrations lock CPU slots: take them before holding one
+    plausibility.bandwidth_gbs(1)
     plausibility.baseline_gflops(problem, 64, CONFIG)
     with sandbox.core_slot(1) as (cores, uid):
         sandbox.prepare_workdir(work, uid)

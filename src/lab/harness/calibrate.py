@@ -4,7 +4,9 @@ Records the CPU, core count, compiler, the BLAS behind NumPy, and GFLOPS of
 OpenBLAS (through NumPy, thread count set with threadpoolctl; DGEMM and DGEMV,
 whose references are BLAS calls) and of each problem's textbook baseline (timed by
 the harness itself), at the problems' default sizes and at 1 and all-core thread
-counts. Every figure in results/ that
+counts, and at the same thread counts the memory hierarchy's best GB/s per level with
+the cache bytes those CPUs hold (the plausibility check's bandwidth bound,
+lab.harness.plausibility). Every figure in results/ that
 is relative to "OpenBLAS" or "the baseline" refers to a file like this one,
 written on the machine that produced it.
 """
@@ -21,6 +23,7 @@ from threadpoolctl import threadpool_info
 
 from lab import paths
 from lab.config import MeasureConfig
+from lab.harness import plausibility
 from lab.harness.build import compiler_version
 from lab.harness.evaluate import evaluate
 from lab.harness.machine import BLAS_PROBLEMS, cpu_model, machine_fingerprint, openblas_gflops, simd_flags
@@ -54,6 +57,14 @@ def calibrate(threads: list[int] | None = None, n: int | None = None) -> dict:
                     "baseline_gflops": round(baseline, 3) if baseline else None,
                 }
             )
+    # The memory hierarchy per thread count: GB/s per level and the cache bytes the threads' CPUs hold.
+    bandwidth = {
+        f"t{t}": {
+            "gbs": {level: round(v, 3) for level, v in plausibility.bandwidth_gbs(t).items()},
+            "cache_bytes": {level: int(v) for level, v in plausibility.cache_bytes(t).items()},
+        }
+        for t in threads
+    }
     big = 1024
     peak = openblas_gflops("dgemm", big, cores)
     summary = {
@@ -80,5 +91,6 @@ def calibrate(threads: list[int] | None = None, n: int | None = None) -> dict:
         "openblas_env": {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ},
         "measurements": measurements,
         "openblas_peak": {"problem": "dgemm", "n": big, "threads": cores, "gflops": round(peak, 3)},
+        "bandwidth": bandwidth,
         "summary": summary,
     }

@@ -415,7 +415,11 @@ def _measure(
     problem = load_problem(problem_name)
     n = config.n or problem.default_n
     # Calibrations first (once per machine), while this process holds no CPU slot: they lock them all.
-    calibration = {"peak_gflops_per_core": plausibility.peak_gflops_per_core()}
+    calibration = {
+        "peak_gflops_per_core": plausibility.peak_gflops_per_core(),
+        # The memory hierarchy's best GB/s per level and cache bytes at these threads (the bandwidth bound).
+        **plausibility.bandwidth_record(config.threads),
+    }
     if problem.name in BLAS_PROBLEMS:
         calibration["openblas_gflops"] = plausibility.openblas_gflops(problem.name, n, config.threads)
     if config.baseline:

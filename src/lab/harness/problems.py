@@ -1,7 +1,7 @@
 """Problem specs: load `harness/<name>/problem.toml` into a typed `Problem`.
 
-A problem folder holds `problem.toml` (signature, prompt phrasings, flop count, sizes,
-tolerance, allowed headers, input/output shapes), `driver.c` (the C side of the
+A problem folder holds `problem.toml` (signature, prompt phrasings, flop count, the bytes one
+call must move at least, sizes, tolerance, allowed headers, input/output shapes), `driver.c` (the C side of the
 measurement, see harness/bench.h) and `reference.py` (a NumPy reference the
 parent process uses to cross-check what the driver reports).
 
@@ -15,6 +15,8 @@ outside the markup (a serial prompt would then permit it).
     >>> p = load_problem("dgemm")
     >>> p.function, p.default_n, p.flops(256) == 2 * 256**3
     ('dgemm', 256, True)
+    >>> p.bytes(256) == p.working_set(256) == 3 * 8 * 256**2
+    True
 """
 
 from __future__ import annotations
@@ -102,6 +104,10 @@ class ArraySpec:
     def dims(self, n: int) -> tuple[int, ...]:
         return tuple(n if d == "n" else int(_compile_flops(d)(n)) for d in self.shape)
 
+    def nbytes(self, n: int) -> int:
+        """The array's size in bytes at size n."""
+        return int(np.prod(self.dims(n), dtype=np.int64)) * np.dtype(DTYPES[self.type]).itemsize
+
 
 def _array_spec(raw: dict) -> ArraySpec:
     kind = raw.get("type", "f64")
@@ -119,6 +125,9 @@ class Problem:
     train_prompts: tuple[str, ...]  # phrasings with {openmp:...} markup (render_phrasing)
     eval_prompts: tuple[str, ...]  # held out: never shown in training
     flops_expr: str
+    # The bytes one call must move at least (its compulsory traffic: each array read or written
+    # once), an arithmetic expression in n; lab.harness.plausibility bounds the rate with it.
+    bytes_expr: str
     default_n: int
     odd_n: int
     tolerance: float
@@ -130,6 +139,7 @@ class Problem:
     # The optimization techniques that apply (names of lab.techniques.TECHNIQUES, which checks them).
     techniques: tuple[str, ...] = ()
     _flops: Callable[[int], float] = field(repr=False, compare=False, default=None)
+    _bytes: Callable[[int], float] = field(repr=False, compare=False, default=None)
 
     @property
     def prompt(self) -> str:
@@ -148,6 +158,14 @@ class Problem:
 
     def flops(self, n: int) -> float:
         return float(self._flops(n))
+
+    def bytes(self, n: int) -> float:
+        """The bytes one call at size n must move at least (the `bytes` formula)."""
+        return float(self._bytes(n))
+
+    def working_set(self, n: int) -> int:
+        """The bytes of the call's arrays at size n: every input and the output, by shape and type."""
+        return sum(spec.nbytes(n) for spec in (*self.inputs, self.output))
 
     def fingerprint(self) -> str:
         """Hash of every file in the problem's folder (spec, driver, reference, examples)."""
@@ -204,8 +222,9 @@ def generate(
     return out.reshape(shape)
 
 
-def _compile_flops(expr: str) -> Callable[[int], float]:
-    """Turn a flop-count formula in n into a function, allowing only arithmetic on n."""
+def _compile_flops(expr: str, what: str = "flops") -> Callable[[int], float]:
+    """Turn a flop-count (or byte-count, shape) formula in n into a function, allowing only
+    arithmetic on n; `what` names the formula in the error."""
     tree = ast.parse(expr, mode="eval")
     allowed = (
         ast.Expression,
@@ -225,7 +244,7 @@ def _compile_flops(expr: str) -> Callable[[int], float]:
     for node in ast.walk(tree):
         bad_constant = isinstance(node, ast.Constant) and type(node.value) not in (int, float)
         if not isinstance(node, allowed) or bad_constant or (isinstance(node, ast.Name) and node.id != "n"):
-            raise ValueError(f"flops formula {expr!r}: only arithmetic on n is allowed")
+            raise ValueError(f"{what} formula {expr!r}: only arithmetic on n is allowed")
     code = compile(tree, "<flops>", "eval")
     return lambda n: eval(code, {"__builtins__": {}}, {"n": n})  # noqa: S307 - AST checked above
 
@@ -262,6 +281,7 @@ def load_problem(name: str) -> Problem:
     raw = tomllib.loads(path.read_text())
     splits = {s: list(raw.get(f"{s}_prompts") or []) for s in SPLITS}
     _check_phrasings(path, raw["signature"], splits)
+    count_bytes = _bytes_formula(path, raw)
     return Problem(
         name=raw["name"],
         function=raw["function"],
@@ -269,6 +289,7 @@ def load_problem(name: str) -> Problem:
         train_prompts=tuple(splits["train"]),
         eval_prompts=tuple(splits["eval"]),
         flops_expr=raw["flops"],
+        bytes_expr=raw["bytes"],
         default_n=int(raw["default_n"]),
         odd_n=int(raw["odd_n"]),
         tolerance=float(raw["tolerance"]),
@@ -279,4 +300,24 @@ def load_problem(name: str) -> Problem:
         unit=raw.get("unit", "GFLOP/s"),
         techniques=tuple(raw.get("techniques", ())),
         _flops=_compile_flops(raw["flops"]),
+        _bytes=count_bytes,
     )
+
+
+def _bytes_formula(path: Path, raw: dict) -> Callable[[int], float]:
+    """The compiled `bytes` formula of a problem.toml: present, arithmetic on n, and positive at
+    the problem's sizes, else a one-line BadProblem."""
+    expr = raw.get("bytes")
+    if not isinstance(expr, str) or not expr.strip():
+        raise BadProblem(
+            f"{path}: bytes: missing; give the bytes one call must move at least, an arithmetic "
+            'expression in n like `bytes = "16 * n**2"` (harness/README.md, "Adding a problem")'
+        )
+    try:
+        formula = _compile_flops(expr, "bytes")
+        sizes = [int(raw[k]) for k in ("default_n", "odd_n") if k in raw]
+        if any(not formula(n) > 0 for n in sizes):
+            raise ValueError(f"bytes formula {expr!r} is not positive at n = {', '.join(map(str, sizes))}")
+    except (SyntaxError, ValueError, ArithmeticError, TypeError) as err:
+        raise BadProblem(f"{path}: bytes: {' '.join(str(err).split())}") from None
+    return formula
