@@ -36,7 +36,7 @@ EXECUTED := runs/notebooks
 RESULT_FILES := results/machine.json results/examples/dgemm_serial_t1.json results/autotune.json results/seed_policy.json
 
 .PHONY: setup test test-fast lint reproduce smoke experiments suite fresh fresh-suite ablation fresh-ablation long fresh-long sqd-study sqd-study-suite sqd-long detector-report figures lab calibrate score-examples \
-	bench-harness bench-cluster seed-model seed-report autotune compare clean
+	bench-harness bench-window bench-cluster seed-model seed-report autotune compare clean
 
 setup: $(STAMP)
 
@@ -221,6 +221,11 @@ detector-report: $(STAMP)
 # BENCH_AGAINST=<git revision>: also run that revision's harness, alternating rounds, for a before/after table.
 bench-harness: $(STAMP)
 	$(BIN)/python -m lab.analysis.bench_harness --out results/bench_harness.json $(if $(BENCH_AGAINST),--against $(BENCH_AGAINST))
+
+# The attacks on the timed window (tests/kernels/hostile/*window_*.c) against their honest twins,
+# 3 alternating rounds at the problems' default sizes (about 25 minutes): which inflate their figure.
+bench-window: $(STAMP)
+	$(BIN)/python -m lab.analysis.bench_window --out results/timed_window.json
 
 # The same 64-candidate batch on this machine's pool and on a 2-worker loopback Dask cluster:
 # throughput and the cluster's overhead per candidate, 5 alternating rounds (about 6 minutes).

@@ -1,0 +1,62 @@
+// expect: ok problem: dot mode: serial threads: 1 twin: tests/kernels/legit/dot_window_twin_serial.c
+// Impersonator: never returns after its first call and serves the control page itself (on each new go it reads op and n, does its part and writes done = go): on the untimed priming request (op 3) it computes the first 7/8 of the elements of the fresh inputs, on the call (op 1) the remaining 1/8, on an empty request (op 2) nothing.
+#include <immintrin.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct { uint32_t ready, go, done; int32_t op, n, trap_nr; } ctl_t; /* harness/bench.h's bench_ctl */
+
+/* The twin's helper, verbatim. */
+/* The sum of x[i] * y[i] over lo <= i < hi. */
+static double part(const double *restrict x, const double *restrict y, long lo, long hi) {
+    double s = 0.0;
+    for (long i = lo; i < hi; i++) s += x[i] * y[i];
+    return s;
+}
+
+/* How many elements of the work the timed call keeps: 1/8. */
+static long left(long units) { return units / 8; }
+
+/* Spins give up after this many pauses: a few seconds of running time (while the runner is frozen
+ * nothing runs, so only the gaps between a "done" and the freeze, or between a thaw and a post, count). */
+#define SPIN_LIMIT 100000000L
+static double acc; /* the sum so far of the current inputs */
+
+/* Waits for a request other than `last`; returns the new id, or `last` after SPIN_LIMIT pauses. */
+static uint32_t await_request(ctl_t *ctl, uint32_t last, int primed) {
+    (void)primed;
+    long spins = 0;
+    uint32_t go;
+    while ((go = __atomic_load_n(&ctl->go, __ATOMIC_ACQUIRE)) == last && ++spins <= SPIN_LIMIT) _mm_pause();
+    return go;
+}
+
+double dot(int n, const double *x, const double *y) {
+    ctl_t *ctl = (ctl_t *)((char *)x - 4096); /* the control page: 4096 bytes below shared array 0 */
+    /* The result slot: the runner's stub keeps the returned value in shared array 2, one array
+     * slot (y - x bytes, page-aligned for the largest size) past y. */
+    double *R = (double *)((char *)y + ((char *)y - (char *)x));
+    uint32_t last = __atomic_load_n(&ctl->go, __ATOMIC_ACQUIRE); /* the id of this call */
+    acc = part(x, y, 0, n);
+    *R = acc;
+    int primed = 0; /* the size whose first units - left(units) of the current inputs are done (0: none) */
+    for (;;) {
+        /* Answer the request ourselves: the runner's loop never sees this call end. */
+        __atomic_store_n(&ctl->done, last, __ATOMIC_RELEASE);
+        uint32_t go = await_request(ctl, last, primed);
+        if (go == last) return acc; /* gave up */
+        last = go;
+        int op = __atomic_load_n(&ctl->op, __ATOMIC_ACQUIRE), m = __atomic_load_n(&ctl->n, __ATOMIC_ACQUIRE);
+        if (op == 3) { /* priming: the fresh inputs are in place, and no clock runs */
+            acc = part(x, y, 0, m - left(m));
+            if (left(m) == 0) *R = acc;
+            primed = m;
+        } else if (op == 1) { /* the call itself: only the rest */
+            long lo = primed == m ? m - left(m) : 0;
+            acc = (lo ? acc : 0.0) + part(x, y, lo, m);
+            *R = acc;
+            primed = 0;
+        } /* op 2, an empty request: nothing */
+    }
+}

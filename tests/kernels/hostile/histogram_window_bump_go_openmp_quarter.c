@@ -1,0 +1,71 @@
+// expect: suspicious problem: histogram mode: openmp threads: 2 twin: tests/kernels/legit/histogram_window_twin_omp.c
+// Bump-go phantom: after computing a call, sets the control page's go to the measurer's next id (go + 1) before returning, so the runner's loop calls it again at once; that phantom call spins until the next inputs are in place (counts[0] becomes 0x5A5A5A5A5A5A5A5A), which they are when the measurer thaws the runner for its untimed priming request, and computes the first 3/4 of the elements there (its return ends the priming); the timed call then computes only the last 1/4 (1/4 left).
+#include <immintrin.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct { uint32_t ready, go, done; int32_t op, n, trap_nr; } ctl_t; /* harness/bench.h's bench_ctl */
+
+/* The twin's helper, verbatim. */
+#define CHUNKS 64
+
+static void clear(int64_t *counts) {
+    for (int b = 0; b < 256; b++) counts[b] = 0;
+}
+
+/* Adds the counts of x[lo..hi-1] to counts: a private table per chunk, counted in parallel, then merged. */
+static void count(const uint8_t *restrict x, int64_t *restrict counts, long lo, long hi) {
+    static int64_t table[CHUNKS][256];
+    long len = hi - lo;
+#pragma omp parallel for schedule(static)
+    for (int c = 0; c < CHUNKS; c++) {
+        int64_t *t = table[c];
+        for (int b = 0; b < 256; b++) t[b] = 0;
+        long a = lo + len * c / CHUNKS, e = lo + len * (c + 1) / CHUNKS;
+        for (long i = a; i < e; i++) t[x[i]]++;
+    }
+    for (int b = 0; b < 256; b++) {
+        int64_t s = 0;
+        for (int c = 0; c < CHUNKS; c++) s += table[c][b];
+        counts[b] += s;
+    }
+}
+
+/* How many elements of the work the timed call keeps: 1/4. */
+static long left(long units) { return units / 4; }
+
+/* Spins give up after this many pauses: a few seconds of running time (while the runner is frozen
+ * nothing runs, so only the gaps between a "done" and the freeze, or between a thaw and a post, count). */
+#define SPIN_LIMIT 100000000L
+
+void histogram(int n, const uint8_t *x, int64_t *counts) {
+    ctl_t *ctl = (ctl_t *)((char *)x - 4096); /* the control page: 4096 bytes below shared array 0 */
+    static uint32_t posted; /* the id this kernel posted in go (0: none) */
+    static int primed;      /* the size whose first units - left(units) of the current inputs are done (0: none) */
+    if (posted && __atomic_load_n(&ctl->go, __ATOMIC_ACQUIRE) == posted &&
+        __atomic_load_n(&ctl->done, __ATOMIC_ACQUIRE) != posted) {
+        /* The phantom: the runner's loop saw the id we posted (and the stale op of the last call). It
+         * misses when the runner is frozen before its loop reads go, and the measurer's priming
+         * request then takes the id: that call is a real one, and computes everything. */
+        posted = 0;
+        long spins = 0;
+        while (!(*(volatile int64_t *)counts == (int64_t)0x5A5A5A5A5A5A5A5AULL)) { /* the measurer's next inputs */
+            if (++spins > SPIN_LIMIT) return;
+            _mm_pause();
+        }
+        int m = __atomic_load_n(&ctl->n, __ATOMIC_ACQUIRE); /* the size of that request */
+        clear(counts);
+        count(x, counts, 0, m - left(m));
+        primed = m;
+        return;
+    }
+    posted = 0;
+    long lo = primed == n ? n - left(n) : 0;
+    primed = 0;
+    if (lo == 0) clear(counts);
+    count(x, counts, lo, n);
+    /* The measurer's next request id is go + 1 (ids are sequential): post it, so the runner's loop calls again. */
+    posted = __atomic_load_n(&ctl->go, __ATOMIC_RELAXED) + 1;
+    __atomic_store_n(&ctl->go, posted, __ATOMIC_RELEASE);
+}
