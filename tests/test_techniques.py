@@ -295,3 +295,18 @@ def test_an_optimize_option_that_turns_a_technique_off_is_not_that_technique():
     for option in ("no-tree-vectorize", "-fno-unroll-loops", "no-tree-parallelize-loops"):
         found = detect(f'#pragma GCC optimize("{option}")\n' + _LOOP, "dgemm")
         assert not found & {"simd", "unrolling", "openmp"}, (option, found)
+
+
+def test_techniques_is_below_the_policy_layer():
+    """The registry knows nothing of the kernel generator: each problem's generator module names
+    the techniques its specs use (lab.policy.seed_policy.problems), not a field here."""
+    import dataclasses
+    import subprocess
+    import sys
+
+    from lab.techniques import Technique
+
+    assert "in_spec" not in {f.name for f in dataclasses.fields(Technique)}
+    code = "import sys, lab.techniques; print(sorted(m for m in sys.modules if m.startswith('lab.policy')))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]"

@@ -1,4 +1,4 @@
-"""The optimization techniques, each declared once: name, prompt wording, detector, generator link.
+"""The optimization techniques, each declared once: name, prompt wording, label, detector.
 
     >>> sorted(detect("void f(int n, double *x) {\\n#pragma omp parallel for\\n"
     ...               "for (int i = 0; i < n; i++) x[i] = 0; }"))
@@ -8,10 +8,12 @@
 
 `REGISTRY` maps each name to a `Technique`; `TECHNIQUES` is their order (the order of
 prompts, archive measures and tables). Everything else reads these: the prompt
-sentence (lab.policy.prompts), the kernel generator's technique sets
-(lab.policy.seed_policy.generator), the SQD archive and stages (lab.rl.sqd), the
-figures. To add a technique, add one entry here. Each problem declares which techniques
-apply to it (`techniques` in its problem.toml; `problem_techniques`).
+sentence (lab.policy.prompts), the SQD archive and stages (lab.rl.sqd), the figures, and
+the kernel generator, whose per-problem modules name the techniques a spec uses by
+construction (lab.policy.seed_policy.problems: this layer knows nothing of generator specs).
+To add a technique, add one entry here, and name it in the generator modules that build it.
+Each problem declares which techniques apply to it (`techniques` in its problem.toml;
+`problem_techniques`).
 
 The detector reads the source text (comments and strings blanked) with heuristics
 that match how each technique shows up in C; each entry's `summary` says what it
@@ -24,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from lab.harness.problems import load_problem
 from lab.harness.static_check import splice_lines, strip_comments
@@ -257,8 +259,6 @@ class Technique:
     short: str  # its label in figures
     summary: str  # what the detector looks for
     detector: Callable[[str, list], bool]  # (comment-free code, its for-loops) -> used?
-    # The kernel generator's link: does a KernelSpec (lab.policy.seed_policy.generator) produce it?
-    in_spec: Callable[[Any], bool]
     scope: Literal["loop", "kernel"]  # loop-level rewrite, or a change of the kernel's structure (figures group by it)
 
 
@@ -270,10 +270,6 @@ _DEFINITIONS = (
         "the innermost loop of the update walks along a row of the output (`C[... + j] +=` indexed by the "
         "innermost loop variable), not the textbook dot product into a scalar",
         lambda code, loops: _reordered(code),
-        lambda s: (
-            (s.family in ("naive", "blocked") and s.order in ("ikj", "kij"))
-            or (s.family == "intrinsics" and s.problem == "dgemm")
-        ),
         "loop",
     ),
     Technique(
@@ -283,7 +279,6 @@ _DEFINITIONS = (
         "loops that step by a tile (a constant >= 16 or a tile-named constant) with an inner loop starting "
         "at the tile or bounded by a min() of the tile end and n",
         _cache_blocking,
-        lambda s: bool(s.tile or s.kc),
         "loop",
     ),
     Technique(
@@ -293,8 +288,6 @@ _DEFINITIONS = (
         "an unroll pragma, or a loop stepping by a constant whose body uses several consecutive offsets of "
         "its variable (`[k]`, `[k + 1]`, ...)",
         lambda code, loops: bool(_UNROLL_PRAGMA.search(code)) or _manual_unroll(code, loops),
-        # DGEMV's row blocks step the row loop by the block and name rows i + 1, i + 2, ...
-        lambda s: s.unroll > 1 or (s.problem == "dgemv" and bool(s.regblock)),
         "loop",
     ),
     Technique(
@@ -303,7 +296,6 @@ _DEFINITIONS = (
         "simd",
         "vector intrinsics or types (`_mm256_*`, `__m512d`), `#pragma omp simd`, or GCC vector extensions",
         lambda code, loops: bool(_SIMD.search(code)),
-        lambda s: bool(s.simd),
         "loop",
     ),
     Technique(
@@ -312,7 +304,6 @@ _DEFINITIONS = (
         "omp",
         "an OpenMP parallel construct",
         lambda code, loops: bool(_OPENMP.search(code)),
-        lambda s: bool(s.omp),
         "kernel",
     ),
     Technique(
@@ -321,7 +312,6 @@ _DEFINITIONS = (
         "pack",
         "a copy of an input into a separate buffer (heap or static) laid out for the kernel",
         lambda code, loops: _packing(code),
-        lambda s: s.family in ("transposed", "microkernel"),
         "kernel",
     ),
     Technique(
@@ -331,7 +321,6 @@ _DEFINITIONS = (
         "several named accumulators covering a block of the output held in registers across the innermost "
         "loop (>= 4 scalar or vector accumulators)",
         lambda code, loops: _register_blocking(code),
-        lambda s: bool(s.regblock),
         "kernel",
     ),
 )
@@ -385,8 +374,3 @@ def confirm(detected: set[str] | frozenset[str], facts: dict | None, problem: st
         if facts.get(technique) is not None and technique in applicable:
             out = (out | {technique}) if facts[technique] else (out - {technique})
     return out
-
-
-def in_spec(spec: Any) -> frozenset[str]:
-    """The techniques a generator KernelSpec uses by construction."""
-    return frozenset(t.name for t in _DEFINITIONS if t.in_spec(spec))

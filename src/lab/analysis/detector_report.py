@@ -9,7 +9,7 @@ Two labelled sets:
   detector (tests/kernels/detector: code that hides a technique or fakes one), each with the
   technique set a reader finds in it (tests/kernels/detector/labels.json);
 - `generated`: the seed corpus generator's autotuning sweep of every problem
-  (lab.policy.seed_policy.generator.sweep_specs), labelled by construction (lab.techniques.in_spec).
+  (lab.policy.seed_policy.generator.sweep_specs), labelled by construction (lab.policy.seed_policy.generator.spec_techniques).
 
 For each set and technique (over the kernels of problems it applies to): true and false
 positives, false negatives, precision and recall, and the share of kernels whose whole set is
@@ -32,8 +32,8 @@ from lab import paths
 from lab.config import MeasureConfig
 from lab.harness.evaluate import evaluate_batch
 from lab.harness.machine import machine_summary
-from lab.policy.seed_policy.generator import render, sweep_specs
-from lab.techniques import TECHNIQUES, confirm, detect, in_spec, problem_techniques
+from lab.policy.seed_policy.generator import render, spec_techniques, sweep_specs
+from lab.techniques import TECHNIQUES, confirm, detect, problem_techniques
 
 LABELS = Path("tests") / "kernels" / "detector" / "labels.json"
 #: Small and quick: the facts come from the object, the timing is not used.
@@ -104,7 +104,7 @@ def generated_rows() -> list[dict]:
                 {
                     "kernel": f"{problem}/sweep-{i}",
                     "problem": problem,
-                    "truth": sorted(in_spec(spec)),
+                    "truth": sorted(spec_techniques(spec)),
                     "source": render(spec),
                 }
             )

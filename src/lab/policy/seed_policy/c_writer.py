@@ -3,8 +3,8 @@
 `Style` holds the surface choices that differ between people and do not change what the
 code does; `CWriter` collects lines under a style; `for_loop` writes a loop header,
 `tile_var` names a tile loop, `vector_type` gives the AVX type, width and intrinsic
-prefix. The kernel generators (generator.py for DGEMM/DGEMV, suite_generator.py for the
-other problems) write every kernel through these.
+prefix. The kernel generators (the per-problem modules of lab.policy.seed_policy.problems)
+write every kernel through these.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ Each record is what a base code model might be asked and might answer:
   the two-pass scan).
 
 `make_corpus(n, seed)` is deterministic for a seed; `make_corpus(n, seed, problems)` draws only
-from those problems (their PROBLEM_WEIGHTS renormalized), as the smoke preset does.
+from those problems (their PROBLEM_WEIGHTS renormalized; at least one), as the smoke preset does.
 """
 
 from __future__ import annotations
@@ -132,7 +132,9 @@ def _wording(rng: random.Random, problem: str, mode: str | None) -> int | str:
 
 
 def make_corpus(n: int, seed: int = 0, problems: tuple[str, ...] | None = None) -> list[Example]:
-    unknown = sorted(set(problems or ()) - set(PROBLEM_WEIGHTS))
+    if problems is not None and not problems:  # else every draw would pick from no problem at all
+        raise ValueError("no corpus for an empty set of problems: name at least one (or None for all of them)")
+    unknown = sorted(set(problems) - set(PROBLEM_WEIGHTS)) if problems else []
     if unknown:
         raise ValueError(f"no corpus for problem(s) {', '.join(unknown)} (known: {', '.join(PROBLEM_WEIGHTS)})")
     rng = random.Random(seed)
