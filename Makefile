@@ -32,11 +32,16 @@ PAPERMILL := $(BIN)/papermill --cwd . --log-output --no-progress-bar --request-s
 SUITE_NOTEBOOK := 05_suite
 # Executed notebooks are a record of the run, not results: they change on every run.
 EXECUTED := runs/notebooks
-# FRESH=1 measures everything again instead of reusing finished results of the same config.
-RESULT_FILES := results/machine.json results/examples/dgemm_serial_t1.json results/autotune.json results/seed_policy.json
+# This machine's results folder: results/ when results/machine.json was measured on this class of
+# machine (or is not there yet), else results/machines/<class>/ (lab.results). `make reproduce`
+# finds it with `lab status --results-dir` and passes it down; other targets take RESULTS=...
+ifndef RESULTS
+RESULTS := $(shell test -x $(BIN)/lab && $(BIN)/lab status --results-dir 2>/dev/null || echo results)
+endif
+RESULT_FILES = $(RESULTS)/machine.json $(RESULTS)/examples/dgemm_serial_t1.json $(RESULTS)/autotune.json $(RESULTS)/seed_policy.json
 
-.PHONY: setup test test-fast lint reproduce smoke experiments suite fresh fresh-suite ablation fresh-ablation long fresh-long sqd-study sqd-study-suite sqd-long detector-report figures lab calibrate score-examples \
-	bench-harness bench-window bench-cluster seed-model seed-report autotune compare clean
+.PHONY: setup test test-fast lint reproduce reproduce-here smoke experiments suite fresh fresh-suite ablation fresh-ablation long fresh-long sqd-study sqd-study-suite sqd-long detector-report figures lab calibrate score-examples \
+	bench-harness bench-window bench-cluster test-time seed-model seed-report autotune compare clean
 
 setup: $(STAMP)
 
@@ -84,46 +89,43 @@ test: lint
 test-fast: $(STAMP)
 	$(PYTEST) -q -m "not slow"
 
-# The whole pipeline on the embedded default model. Finished results of the same config are
-# reused (so the committed results regenerate unchanged); FRESH=1 measures everything again.
-reproduce: $(if $(FRESH),fresh) seed-model $(RESULT_FILES) experiments
+# The whole pipeline on the embedded default model, into this machine's results folder. What is
+# current there (same measuring code, machine class, policy and config: `lab status`) is reused,
+# what is missing or not current is measured; FRESH=1 measures everything again.
+reproduce: $(STAMP)
+	@mine=$$($(BIN)/lab status --results-dir); echo "results of this machine: $$mine/"; \
+	$(BIN)/lab status --stale $$mine/machine.json $$mine/autotune.json $$mine/seed_policy.json $$mine/examples/*.json | xargs -r rm -f; \
+	$(MAKE) --no-print-directory reproduce-here RESULTS=$$mine
+
+reproduce-here: $(if $(FRESH),fresh) seed-model $(RESULT_FILES) experiments
 
 # What FRESH=1 forgets: the result files, each experiment's metrics and checkpoints, and the
 # evaluation cache (the seed policy is kept: its build is deterministic on one machine, not a measurement).
-FORGET = $(BIN)/python -c "import sys; from lab import paths; from lab.config import load_config; \
-	  [print(e.out_dir / 'metrics.json', e.run_dir.parent) for e in load_config(sys.argv[1]).experiments.values()]; \
+FORGET = $(BIN)/python -c "import sys; from lab import paths; from lab.results import open_config; \
+	  [print(e.out_dir / 'metrics.json', e.run_dir.parent) for e in open_config(sys.argv[1]).experiments.values()]; \
 	  print(paths.cache_dir() / 'evals')"
 fresh: $(STAMP)
-	rm -f $(RESULT_FILES) results/examples/*.json
+	rm -f $(RESULT_FILES) $(RESULTS)/examples/*.json
 	$(FORGET) $(CONFIG) | xargs rm -rf
 
 fresh-suite: $(STAMP)
 	$(FORGET) $(SUITE_CONFIG) | xargs rm -rf
 
-# Baseline -> GRPO -> GRPO+SQD -> GRPO after a warm start -> figures on DGEMM, each notebook run
-# by papermill with the config's path (02_grpo serves both GRPO arms).
+# Every arm of the config in the config's order, each through the notebook that presents it
+# (baseline -> GRPO -> GRPO+SQD -> GRPO after a warm start on DGEMM), then the figures:
+# lab.pipeline.plan is the one place that order lives.
 experiments: $(SEED_MODEL)/config.json
-	@mkdir -p $(EXECUTED)
-	$(call notebooks,$(CONFIG),$(EXECUTED))
-
-# $(1): the config, $(2): where the executed notebooks go.
-define notebooks
-	$(PAPERMILL) notebooks/01_baseline.ipynb $(2)/01_baseline.ipynb -p config $(1)
-	$(PAPERMILL) notebooks/02_grpo.ipynb $(2)/02_grpo.ipynb -p config $(1)
-	$(PAPERMILL) notebooks/03_grpo_sqd.ipynb $(2)/03_grpo_sqd.ipynb -p config $(1)
-	$(PAPERMILL) notebooks/02_grpo.ipynb $(2)/02_grpo_rft.ipynb -p config $(1) -p experiment grpo_rft
-	$(PAPERMILL) notebooks/04_figures.ipynb $(2)/04_figures.ipynb -p config $(1)
-endef
+	$(BIN)/lab run --config $(CONFIG) --notebooks $(EXECUTED)
 
 # The base policy and GRPO on the problem suite (SUITE_CONFIG), 3 seeds: about an hour on 2
 # cores, so not part of `make reproduce`. FRESH=1 measures it again.
-suite: $(if $(FRESH),fresh-suite) $(SEED_MODEL)/config.json results/machine.json
-	@mkdir -p $(EXECUTED)
-	$(PAPERMILL) notebooks/$(SUITE_NOTEBOOK).ipynb $(EXECUTED)/$(SUITE_NOTEBOOK).ipynb -p config $(SUITE_CONFIG)
+suite: $(if $(FRESH),fresh-suite) $(SEED_MODEL)/config.json
+	$(BIN)/lab run --config $(SUITE_CONFIG) --notebooks $(EXECUTED)
 
 # What limits GRPO: each variant of ABLATION_CONFIG (one setting changed) trained with every seed
 # and compared with the default arm (results/ablation/comparison.json). FRESH=1 measures it again.
-ablation: $(if $(FRESH),fresh-ablation) $(SEED_MODEL)/config.json results/machine.json
+ablation: $(if $(FRESH),fresh-ablation) $(SEED_MODEL)/config.json
+	$(BIN)/lab run --config $(ABLATION_CONFIG)
 	$(BIN)/lab compare --config $(ABLATION_CONFIG) --against grpo
 
 fresh-ablation: $(STAMP)
@@ -132,7 +134,8 @@ fresh-ablation: $(STAMP)
 # The long runs: LONG_CONFIG's arms trained with every seed, then compared
 # (results/long/comparison.json) and drawn (results/long/figures: learning curve, training
 # dynamics, ...). FRESH=1 measures them again.
-long: $(if $(FRESH),fresh-long) $(SEED_MODEL)/config.json results/machine.json
+long: $(if $(FRESH),fresh-long) $(SEED_MODEL)/config.json
+	$(BIN)/lab run --config $(LONG_CONFIG)
 	$(BIN)/lab compare --config $(LONG_CONFIG)
 	@mkdir -p $(EXECUTED)
 	$(PAPERMILL) notebooks/04_figures.ipynb $(EXECUTED)/04_figures_long.ipynb -p config $(LONG_CONFIG)
@@ -142,38 +145,36 @@ fresh-long: $(STAMP)
 
 # The SQD study (notebooks/06_sqd_study): runs the DGEMM part (configs/sqd_study.yaml) and
 # writes results/sqd_study.json and results/sqd_study/figures, with the suite part's arms
-# (configs/sqd_study_suite.yaml) where they are finished. Finished arms are reused; arms do not
-# run beside finished arms of their config measured on another machine unless MIX_MACHINES=1.
-MIX := $(if $(MIX_MACHINES),-p mix_machines True)
-sqd-study: $(SEED_MODEL)/config.json results/machine.json
+# (configs/sqd_study_suite.yaml) where they are finished. Arms that are current are reused.
+sqd-study: $(SEED_MODEL)/config.json
 	@mkdir -p $(EXECUTED)
-	$(PAPERMILL) notebooks/06_sqd_study.ipynb $(EXECUTED)/06_sqd_study.ipynb -y '{"run": ["configs/sqd_study.yaml"]}' $(MIX)
+	$(PAPERMILL) notebooks/06_sqd_study.ipynb $(EXECUTED)/06_sqd_study.ipynb -y '{"run": ["configs/sqd_study.yaml"]}'
 
 # The same study with its suite part run too: the DGEMM arms are reused when finished; the suite
 # arms take several hours on 2 cores.
-sqd-study-suite: $(SEED_MODEL)/config.json results/machine.json
+sqd-study-suite: $(SEED_MODEL)/config.json
 	@mkdir -p $(EXECUTED)
-	$(PAPERMILL) notebooks/06_sqd_study.ipynb $(EXECUTED)/06_sqd_study_suite.ipynb $(MIX)
+	$(PAPERMILL) notebooks/06_sqd_study.ipynb $(EXECUTED)/06_sqd_study_suite.ipynb
 
 # The SQD variants at the 200-step budget (configs/sqd_long.yaml): several hours on 2 cores.
-sqd-long: $(SEED_MODEL)/config.json results/machine.json
+sqd-long: $(SEED_MODEL)/config.json
 	@mkdir -p $(EXECUTED)
 	$(PAPERMILL) notebooks/06_sqd_study.ipynb $(EXECUTED)/06_sqd_long.ipynb \
-	  -y '{"configs": ["configs/sqd_long.yaml"], "out": "results/sqd_study_long.json"}' $(MIX)
+	  -y '{"configs": ["configs/sqd_long.yaml"], "out": "results/sqd_study_long.json"}'
 
 # Redraw every figure from results JSON alone.
 figures: $(STAMP)
 	@mkdir -p $(EXECUTED)
 	$(PAPERMILL) notebooks/04_figures.ipynb $(EXECUTED)/04_figures.ipynb -p config $(CONFIG)
 
-# Every arm against every other with intervals (results/comparison.json); runs missing arms first.
-compare: $(SEED_MODEL)/config.json
+# Every finished arm against every other with intervals (results/comparison.json).
+compare: $(STAMP)
 	$(BIN)/lab compare --config $(CONFIG)
 
 # The same notebooks with configs/smoke.yaml and a small model (a few minutes).
 smoke: $(SMOKE_MODEL)/config.json
 	@rm -rf runs/smoke && mkdir -p runs/smoke/notebooks
-	$(call notebooks,configs/smoke.yaml,runs/smoke/notebooks)
+	$(BIN)/lab run --config configs/smoke.yaml --notebooks runs/smoke/notebooks
 	$(PAPERMILL) notebooks/$(SUITE_NOTEBOOK).ipynb runs/smoke/notebooks/$(SUITE_NOTEBOOK).ipynb -p config configs/suite_smoke.yaml
 	$(PAPERMILL) notebooks/06_sqd_study.ipynb runs/smoke/notebooks/06_sqd_study.ipynb \
 	  -y '{"configs": ["configs/sqd_study_smoke.yaml"], "out": "runs/smoke/sqd_study/results/sqd_study.json"}'
@@ -195,42 +196,46 @@ seed-model: $(SEED_MODEL)/config.json
 $(SEED_MODEL)/config.json: | $(STAMP)
 	$(BIN)/lab seed-model --out $(SEED_MODEL)
 
-seed-report: results/seed_policy.json
-results/seed_policy.json: | $(SEED_MODEL)/config.json
+seed-report: $(RESULTS)/seed_policy.json
+$(RESULTS)/seed_policy.json: | $(SEED_MODEL)/config.json
 	$(BIN)/lab seed-report --model $(SEED_MODEL) --out $@
 
-autotune: results/autotune.json
-results/autotune.json: | $(STAMP)
+autotune: $(RESULTS)/autotune.json
+$(RESULTS)/autotune.json: | $(STAMP)
 	$(BIN)/lab autotune --problem dgemm --out $@
 
-calibrate: results/machine.json
-results/machine.json: | $(STAMP)
+calibrate: $(RESULTS)/machine.json
+$(RESULTS)/machine.json: | $(STAMP)
 	$(BIN)/lab calibrate --out $@
 
-score-examples: results/examples/dgemm_serial_t1.json
-results/examples/dgemm_serial_t1.json: | $(STAMP)
-	$(BIN)/lab score-examples --no-cache --mode serial --out results/examples
-	$(BIN)/lab score-examples --no-cache --mode openmp --threads 1 --out results/examples
-	$(BIN)/lab score-examples --no-cache --mode openmp --threads 2 --out results/examples
+score-examples: $(RESULTS)/examples/dgemm_serial_t1.json
+$(RESULTS)/examples/dgemm_serial_t1.json: | $(STAMP)
+	$(BIN)/lab score-examples --no-cache --mode serial --out $(RESULTS)/examples
+	$(BIN)/lab score-examples --no-cache --mode openmp --threads 1 --out $(RESULTS)/examples
+	$(BIN)/lab score-examples --no-cache --mode openmp --threads 2 --out $(RESULTS)/examples
 
 # How well the technique detector reads labelled and generated kernels, by text and by the
 # compiled object (results/detector.json; a few minutes).
 detector-report: $(STAMP)
-	$(BIN)/python -m lab.analysis.detector_report --out results/detector.json
+	$(BIN)/python -m lab.bench.detector_report --out $(RESULTS)/detector.json
 
 # BENCH_AGAINST=<git revision>: also run that revision's harness, alternating rounds, for a before/after table.
 bench-harness: $(STAMP)
-	$(BIN)/python -m lab.analysis.bench_harness --out results/bench_harness.json $(if $(BENCH_AGAINST),--against $(BENCH_AGAINST))
+	$(BIN)/python -m lab.bench.bench_harness --out $(RESULTS)/bench_harness.json $(if $(BENCH_AGAINST),--against $(BENCH_AGAINST))
 
 # The attacks on the timed window (tests/kernels/hostile/*window_*.c) against their honest twins,
 # 3 alternating rounds at the problems' default sizes (about 25 minutes): which inflate their figure.
 bench-window: $(STAMP)
-	$(BIN)/python -m lab.analysis.bench_window --out results/timed_window.json
+	$(BIN)/python -m lab.bench.bench_window --out $(RESULTS)/timed_window.json
 
 # The same 64-candidate batch on this machine's pool and on a 2-worker loopback Dask cluster:
 # throughput and the cluster's overhead per candidate, 5 alternating rounds (about 6 minutes).
 bench-cluster: $(STAMP)
-	$(BIN)/python -m lab.analysis.bench_cluster --out results/bench_cluster.json
+	$(BIN)/python -m lab.bench.bench_cluster --out $(RESULTS)/bench_cluster.json
+
+# How long `make test` takes here (RESULTS/test_time.json): the figure the README quotes.
+test-time: $(STAMP)
+	$(BIN)/python -m lab.bench.test_time --out $(RESULTS)/test_time.json
 
 clean:
 	rm -rf .cache build runs

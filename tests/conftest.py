@@ -180,3 +180,17 @@ def smoke_policy(tmp_path_factory) -> Path:
     if failed.exists():
         pytest.fail(f"the smoke policy did not build: {failed.read_text()}", pytrace=False)
     return out
+
+
+def assert_drawn(path) -> None:
+    """The PNG at `path` is a drawn figure: hundreds of pixels a side, many colours (text, lines,
+    fills), and not a white page with a speck on it."""
+    import matplotlib.image
+    import numpy as np
+
+    pixels = matplotlib.image.imread(path)
+    height, width, channels = pixels.shape
+    assert channels in (3, 4) and min(height, width) >= 300, pixels.shape
+    rgb = np.ascontiguousarray((pixels[..., :3] * 255).round().astype(np.uint8))
+    assert len(np.unique(rgb.view(np.dtype((np.void, 3))))) > 50
+    assert (rgb < 240).any(axis=-1).mean() > 0.01

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from lab.analysis.bench_window import INFLATED, parse_kernel, ratio, summarize, table, window_kernels
+from lab.bench.bench_window import INFLATED, parse_kernel, ratio, summarize, table, window_kernels
 from lab.harness.problems import list_problems, load_problem
 from tests.conftest import ROOT
 

@@ -11,6 +11,7 @@ import pytest
 import lab
 from lab import paths
 from lab.files import JsonlAppender, read_jsonl, tree_hash, write_json, write_jsonl
+from tests.conftest import ROOT
 
 
 def test_write_json_replaces_whole_files_and_leaves_no_temporaries(tmp_path):
@@ -41,30 +42,48 @@ def test_jsonl_appends_flushed_lines_and_reading_skips_a_torn_tail(tmp_path):
         read_jsonl(log.path)
 
 
-def test_tree_hash_sees_every_file(tmp_path):
+def test_tree_hash_sees_every_file(tmp_path, tmp_path_factory):
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "x.py").write_text("1")
     (tmp_path / "b.h").write_text("2")
     before = tree_hash(tmp_path)
     (tmp_path / "a" / "x.py").write_text("3")
     assert tree_hash(tmp_path) != before
-    assert tree_hash(tmp_path, skip={"a"}) == tree_hash(tmp_path, skip={"a"}) != tree_hash(tmp_path)
+    # Names and contents only: the same tree elsewhere hashes the same; a renamed file, or a byte
+    # moved from one file to the other, does not.
+    other = tmp_path_factory.mktemp("elsewhere")
+    (other / "a").mkdir()
+    (other / "a" / "x.py").write_text("3")
+    (other / "b.h").write_text("2")
+    assert tree_hash(other) == tree_hash(tmp_path)
+    (other / "b.h").rename(other / "c.h")
+    assert tree_hash(other) != tree_hash(tmp_path)
+    (other / "c.h").rename(other / "b.h")
+    (other / "a" / "x.py").write_text("32")
+    (other / "b.h").write_text("")
+    assert tree_hash(other) != tree_hash(tmp_path)
+    # A skipped top-level entry counts as absent, and so do caches.
+    (other / "a" / "x.py").unlink()
+    (other / "a").rmdir()
+    (other / "b.h").write_text("2")
+    full = tree_hash(tmp_path)
+    assert tree_hash(tmp_path, skip={"a"}) == tree_hash(other) != full
+    (tmp_path / "a" / "__pycache__").mkdir()
+    (tmp_path / "a" / "__pycache__" / "x.cpython-312.pyc").write_bytes(b"\0")
+    assert tree_hash(tmp_path) == full
     # A file is left out by its relative path: changing it does not change the hash.
     skipped = tree_hash(tmp_path, skip={"a/x.py"})
     (tmp_path / "a" / "x.py").write_text("4")
     assert tree_hash(tmp_path, skip={"a/x.py"}) == skipped != tree_hash(tmp_path)
 
 
-def test_the_code_fingerprint_leaves_out_exactly_the_result_readers():
-    from lab.analysis.experiments import RESULT_READERS
+def test_the_measurement_version_names_only_modules_that_exist():
+    from lab.provenance import MEASURED, NOT_MEASURED
 
     package = Path(lab.__file__).parent
-    assert all((package / name).is_file() for name in RESULT_READERS)  # no stale names
-    # The import contract that keeps them out of what makes results forbids the same modules.
-    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
-    project = tomllib.loads((package.parents[1] / "pyproject.toml").read_text())
-    (contract,) = [c for c in project["tool"]["importlinter"]["contracts"] if c["type"] == "forbidden"]
-    assert set(contract["forbidden_modules"]) == {"lab." + name[:-3].replace("/", ".") for name in RESULT_READERS}
+    stale = [name for name in (*MEASURED, *NOT_MEASURED) if not (package / name).exists()]
+    assert not stale, f"lab.provenance names modules that are gone: {stale}"
+    assert not set(MEASURED) & set(NOT_MEASURED)
 
 
 def test_paths_follow_the_environment_at_call_time(tmp_path, monkeypatch):
@@ -72,4 +91,5 @@ def test_paths_follow_the_environment_at_call_time(tmp_path, monkeypatch):
     monkeypatch.setenv("LAB_HARNESS_DIR", str(tmp_path / "harness"))
     assert paths.cache_dir() == tmp_path / "cache" and paths.harness_dir() == tmp_path / "harness"
     monkeypatch.delenv("LAB_HARNESS_DIR")
-    assert (paths.harness_dir() / "bench.h").is_file() and paths.repo_root() is not None
+    assert paths.repo_root() == ROOT and paths.harness_dir() == ROOT / "harness"  # this checkout's
+    assert (paths.harness_dir() / "bench.h").is_file()

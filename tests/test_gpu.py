@@ -155,7 +155,7 @@ def test_training_modules_do_not_import_transformers_or_trl():
     proc = _python(
         """
         import sys
-        import lab.analysis.experiments, lab.cli, lab.rl.reward, lab.rl.train, lab.rl.warm_start
+        import lab.pipeline.runner, lab.cli, lab.rl.reward, lab.rl.train, lab.rl.warm_start
         print(",".join(m for m in ("transformers", "trl", "peft") if m in sys.modules))
         """
     )
@@ -189,7 +189,7 @@ def test_build_trainer_imports_unsloth_before_trl(tmp_path):
     assert proc.stdout.splitlines() == ["before unsloth: []", "stand-in unsloth"]
 
 
-def test_unsloth_after_transformers_warns_and_a_missing_unsloth_says_how_to_install(tmp_path):
+def test_unsloth_imported_after_transformers_warns(tmp_path):
     (tmp_path / "unsloth.py").write_text("")
     proc = _python(
         """
@@ -205,8 +205,11 @@ def test_unsloth_after_transformers_warns_and_a_missing_unsloth_says_how_to_inst
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("transformers imported before unsloth")
+
+
+def test_a_missing_unsloth_says_how_to_install():
     if "unsloth" in sys.modules or _has_unsloth():
-        return
+        pytest.skip("unsloth is installed here")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # transformers may already be loaded in this process
         with pytest.raises(RuntimeError, match=r"needs unsloth: pip install -e '\.\[gpu\]' -c constraints/gpu\.txt"):
@@ -235,6 +238,26 @@ def test_two_bf16_grpo_steps_on_cuda(untrained_policy, tmp_path):
     trainer.train()
     rows = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [1, 2] and all(math.isfinite(r["loss"]) for r in rows)
+    assert torch.cuda.max_memory_allocated() > 0
+
+
+@pytest.mark.gpu
+@needs_cuda
+def test_a_grpo_step_with_the_model_loaded_through_unsloth(untrained_policy, tmp_path):
+    """use_unsloth on CUDA: unsloth is imported first, the model it loads sits on the GPU, and a
+    step trains and logs a finite loss (tests/test_train.py's test_unsloth_loader_on_cuda, with
+    what it should check)."""
+    import torch
+
+    pytest.importorskip("unsloth")
+    cfg = experiment(
+        untrained_policy, steps=1, group_size=4, prompts_per_step=1, max_completion_length=32, use_unsloth=True
+    )
+    trainer = build_trainer(cfg, tmp_path / "run", tmp_path / "log.jsonl", extra_reward_funcs=[_length])
+    assert "unsloth" in sys.modules and next(trainer.model.parameters()).is_cuda
+    trainer.train()
+    rows = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1] and math.isfinite(rows[0]["loss"])
     assert torch.cuda.max_memory_allocated() > 0
 
 

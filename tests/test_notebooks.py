@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from lab.analysis.experiments import is_complete, run_experiment
 from lab.config import load_config
+from lab.pipeline.runner import is_complete, run_experiment
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow

@@ -46,7 +46,11 @@ def test_every_problem_has_four_training_and_four_held_out_phrasings(problem):
 
 
 def test_phrasing_numbers_wrap_and_splits_are_checked():
-    assert prompt_text("dot", phrasing=5) == prompt_text("dot", phrasing=1)
+    texts = prompt_texts("dot", "train")
+    count = len(load_problem("dot").train_prompts)
+    assert len(set(texts)) == count >= 4  # each number its own phrasing, up to their count
+    for i in range(count):
+        assert prompt_text("dot", phrasing=i + count) == prompt_text("dot", phrasing=i - count) == texts[i]
     assert prompt_text("dot", phrasing=1, split="eval") != prompt_text("dot", phrasing=1)
     with pytest.raises(ValueError, match="unknown prompt split"):
         prompt_text("dot", split="test")
@@ -80,13 +84,17 @@ def test_bad_phrasings_are_refused_in_one_line(splits, message):
 
 
 def test_words_that_merely_contain_omp_are_not_openmp():
-    from lab.harness.problems import _check_phrasings
+    from lab.harness.problems import BadProblem, _check_phrasings
 
-    _check_phrasings("p.toml", SIG, {"train": [f"{SIG}; it computes a compressed sum"], "eval": [f"It: {SIG};"]})
+    assert _check_phrasings("p.toml", SIG, {"train": [f"{SIG}; a compressed sum"], "eval": [f"It: {SIG};"]}) is None
+    # The word itself, or a runtime call, is refused: the check is by word, not by letters.
+    for text in (f"{SIG}; as omp would", f"{SIG}; time it with omp_get_wtime()"):
+        with pytest.raises(BadProblem, match="mentions OpenMP outside"):
+            _check_phrasings("p.toml", SIG, {"train": [text], "eval": [f"It: {SIG};"]})
 
 
 def test_a_config_naming_a_problem_with_overlapping_phrasings_is_refused(monkeypatch, tmp_path):
-    from lab.analysis import experiments
+    from lab import results as experiments
     from lab.config import ConfigError
     from lab.harness.problems import BadProblem
 
@@ -138,8 +146,8 @@ def test_training_never_shows_a_held_out_phrasing():
 
 
 def test_restricted_evaluation_asks_every_held_out_phrasing():
-    from lab.analysis.experiments import _generation_calls
     from lab.config import SuiteEntry
+    from lab.pipeline.runner import _generation_calls
 
     entry = SuiteEntry(problem="dgemm", mode="serial")
     calls = _generation_calls(entry, seed=0, num=8, restricted=True, phrasings=4)
@@ -149,8 +157,8 @@ def test_restricted_evaluation_asks_every_held_out_phrasing():
 
 
 def test_restricted_evaluation_reaches_every_phrasing_with_few_prompts_per_seed():
-    from lab.analysis.experiments import _generation_calls
     from lab.config import SuiteEntry
+    from lab.pipeline.runner import _generation_calls
 
     entry = SuiteEntry(problem="dgemv", mode="openmp")
     asked = {seed: {first for _, first, _ in _generation_calls(entry, seed, 2, True, 4)} for seed in (0, 1)}

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from lab.analysis.experiments import mode_means
 from lab.analysis.suite import suite_summary
 from lab.files import write_json, write_jsonl
+from lab.pipeline.runner import mode_means
 
 ENTRIES = [("dgemm", "serial"), ("dot", "serial"), ("dgemm", "openmp"), ("dot", "openmp")]
 

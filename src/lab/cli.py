@@ -1,17 +1,20 @@
 """The `lab` command line: one entry point for experiments, scoring and the lab's tools.
 
-    lab run --config configs/default.yaml --experiment grpo [--set train.steps=10 ...] [--dry-run]
+    lab run --config configs/default.yaml [--experiment grpo] [--set train.steps=10 ...] [--dry-run] [--notebooks DIR]
+    lab status [--json]
     lab score PATH --problem dgemm [--mode serial|openmp] [--n N] [--threads T] [--json]
     lab score-batch IN.jsonl --out OUT.jsonl [--problem dgemm] [--mode M] [--threads T] [--jobs J]
     lab score-examples [--out results/examples]
     lab problems [--json]
     lab sample --model PATH_OR_ID --problem dgemm --num N [--permit TECH,...] --out S.jsonl
-    lab compare [--config configs/default.yaml] [--against EXPERIMENT]
+    lab compare [--config configs/default.yaml] [--against EXPERIMENT]   (finished arms only)
     lab calibrate | autotune | seed-model | seed-report
     lab --version
 
-`lab run` is what the notebooks and make call: it loads and validates the config
-(lab.config), then runs one experiment; `--dry-run` only prints the resolved config.
+`lab run` is what make calls: it loads and validates the config (lab.config), then runs its
+experiments in the config's order (lab.pipeline.plan), reusing those whose results are current
+(lab.pipeline.reuse); `--notebooks` runs them through their notebooks instead; `--dry-run`
+prints the resolved config and the run's cost. `lab status` says which results are current.
 Scoring exits 0 whenever scoring completed, whatever the status. Bad input (a missing
 file, an unknown problem, a bad config or JSONL) exits 2 with one line on stderr.
 """
@@ -33,7 +36,9 @@ from lab.config import MODES, ComputeConfig, ConfigError, MeasureConfig, RewardC
 from lab.files import write_json, write_jsonl
 from lab.harness.cluster import ClusterError
 from lab.harness.evaluate import EvalResult, evaluate_batch
+from lab.harness.machine import machine_summary
 from lab.harness.problems import UnknownProblem, list_problems, load_problem
+from lab.results import report_provenance
 from lab.rl.reward import HarnessReward, reward_from_result
 
 
@@ -96,23 +101,74 @@ def _summary(r: dict) -> str:
     return f"{r['status']}  reward {r['reward']:g}  {r['detail']}"
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    from lab.analysis.experiments import open_experiment, run_experiment
-
-    cfg = open_experiment(args.config, args.experiment, args.set)
-    for entry in cfg.entries:
-        _problem(entry.problem)
-    if args.dry_run:
-        print(yaml.safe_dump(cfg.to_dict(), sort_keys=False), end="")
-        return 0
-    metrics = run_experiment(cfg, overwrite=args.overwrite)
+def _shown(metrics: dict, cfg) -> str:
     if cfg.suite is not None:  # a suite: the means per execution model
         shown = {m: {k: v[k] for k in ("pass_at_1", "expected_speedup")} for m, v in metrics["by_mode"].items()}
     else:
-        shown = {
-            k: metrics.get(k) for k in ("n_samples", "pass_at_1", "median_gflops_ok", "best_gflops", "expected_speedup")
-        }
-    print(f"{cfg.name}: {json.dumps(shown)} -> {cfg.out_dir}/")
+        keys = ("n_samples", "pass_at_1", "median_gflops_ok", "best_gflops", "expected_speedup")
+        shown = {k: metrics.get(k) for k in keys}
+    return ", ".join(
+        f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {json.dumps(v) if isinstance(v, dict) else v}"
+        for k, v in shown.items()
+    )
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from lab.harness.machine import machine_class
+    from lab.pipeline.plan import arm_order, run_cost, run_notebooks
+    from lab.pipeline.runner import run_experiment
+    from lab.results import find_config, open_config
+
+    path = find_config(args.config)
+    if not path.is_file():
+        raise UsageError(f"no such config: {args.config}")
+    config = open_config(path, args.set)
+    names = [config.experiment(args.experiment).name] if args.experiment else arm_order(config)
+    if args.dry_run:
+        # One experiment: its resolved config as it is (a valid ExperimentConfig); several: by name.
+        resolved = {n: config.experiments[n].to_dict() for n in names}
+        print(yaml.safe_dump(resolved[names[0]] if args.experiment else resolved, sort_keys=False), end="")
+        one = dataclasses.replace(config, experiments={n: config.experiments[n] for n in names})
+        cost = run_cost(one, machine_class())
+        for name, parts in cost["arms"].items():
+            print(
+                f"# {name}: {sum(parts.values())} reward evaluations ({', '.join(f'{k} {v}' for k, v in parts.items() if v)})"
+            )
+        print(
+            f"# in all {cost['reward_evaluations']} reward evaluations: about {cost['measuring_minutes']} minutes of "
+            f"measuring at {cost['seconds_per_evaluation']:.3g} s each ({cost['rate_from']}); sampling and training "
+            "come on top; finished results that are current are reused and cost nothing"
+        )
+        return 0
+    if args.notebooks:
+        if args.experiment or args.overwrite:
+            raise UsageError("--notebooks runs the config's whole plan; run one arm without it")
+        run_notebooks(config, path, args.notebooks, Path.cwd())
+        return 0
+    for name in names:
+        cfg = config.experiments[name]
+        metrics = run_experiment(cfg, overwrite=args.overwrite)
+        print(f"{cfg.name}: {_shown(metrics, cfg)} -> {cfg.out_dir}/", flush=True)
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from lab.pipeline.status import report_state, result_status, status_text
+    from lab.results import machine_results_dir
+
+    if args.results_dir:
+        print(machine_results_dir(args.results))
+        return 0
+    if args.stale is not None:  # the given reports of this machine that are not current: what to measure again
+        for path in args.stale:
+            if Path(path).is_file() and report_state(path) == "older_code":
+                print(path)
+        return 0
+    root = Path(args.results)
+    if not root.is_dir():
+        raise UsageError(f"no such results folder: {args.results}")
+    rows = result_status(root, Path.cwd())
+    print(json.dumps(rows, indent=1) if args.json else status_text(rows))
     return 0
 
 
@@ -184,6 +240,8 @@ def cmd_score_examples(args: argparse.Namespace) -> int:
             {
                 "problem": problem,
                 "config": {"n": args.n or load_problem(problem).default_n, "threads": threads, "mode": mode},
+                "machine": machine_summary(),
+                "provenance": report_provenance(),
                 "results": rows,
             },
         )
@@ -198,7 +256,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from lab.harness.calibrate import calibrate
 
     machine = calibrate(threads=args.threads_list, n=args.n)
-    write_json(args.out, machine)
+    write_json(args.out, {**machine, "provenance": report_provenance()})
     print(json.dumps(machine["summary"], indent=1))
     print(f"wrote {args.out}")
     return 0
@@ -252,7 +310,6 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 
 def cmd_seed_report(args: argparse.Namespace) -> int:
-    from lab.harness.machine import machine_summary
     from lab.policy.sample import ModelNotFound
     from lab.policy.seed_policy.report import seed_report
 
@@ -261,6 +318,7 @@ def cmd_seed_report(args: argparse.Namespace) -> int:
     except ModelNotFound as err:
         raise UsageError(str(err)) from None
     report["machine"] = machine_summary()
+    report["provenance"] = report_provenance(args.model)
     write_json(args.out, report)
     print(json.dumps({k: v for k, v in report.items() if k != "technique_sets_ok"}, indent=1))
     print(f"wrote {args.out}")
@@ -285,10 +343,10 @@ def cmd_seed_model(args: argparse.Namespace) -> int:
 
 
 def cmd_autotune(args: argparse.Namespace) -> int:
-    from lab.analysis.autotune import autotune
+    from lab.bench.autotune import autotune
 
     report = autotune(_problem(args.problem), args.n, args.threads)
-    write_json(args.out, report)
+    write_json(args.out, {**report, "provenance": report_provenance()})
     best = report["best"]
     if best is None:
         print(f"no variant of {report['variants']} scored ok -> {args.out}")
@@ -303,15 +361,20 @@ def cmd_autotune(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from lab.analysis.compare import check_fair, write_comparison
-    from lab.analysis.experiments import open_config, run_all
     from lab.analysis.plots import comparison
+    from lab.results import is_finished, open_config
 
     config = open_config(Path(args.config).resolve(), args.set)
     try:
         check_fair(config, args.against)
     except ValueError as err:
         raise UsageError(str(err)) from None
-    run_all(config)  # finished arms of the same config are reused
+    missing = [name for name, cfg in config.experiments.items() if not is_finished(cfg.out_dir)]
+    if missing:
+        raise UsageError(
+            f"{args.config}: no finished results for {', '.join(missing)} in {config.results_dir}; "
+            f"run them first: lab run --config {args.config}"
+        )
     summary = write_comparison(config, args.against)
     figure = comparison(summary, Path(config.figures_dir))
     for pair in summary["pairs"]:
@@ -393,13 +456,35 @@ def build_parser() -> argparse.ArgumentParser:
             help="override a config setting, e.g. train.steps=10 (repeatable)",
         )
 
-    p = command("run", "run one experiment of a config file (what the notebooks and make call)", cmd_run)
+    p = command("run", "run every experiment of a config file in its order, or one (--experiment)", cmd_run)
     p.add_argument("--config", default="configs/default.yaml", help="YAML config file")
-    p.add_argument("--experiment", required=True, help="experiment name in the config's experiments section")
+    p.add_argument("--experiment", default=None, help="only this experiment of the config's experiments section")
     overrides(p)
-    p.add_argument("--dry-run", action="store_true", help="validate and print the resolved config, run nothing")
     p.add_argument(
-        "--overwrite", action="store_true", help="measure again even if a finished run of this config exists"
+        "--dry-run", action="store_true", help="print the resolved config and what running it costs; run nothing"
+    )
+    p.add_argument(
+        "--overwrite", action="store_true", help="measure again even if a current finished run of this config exists"
+    )
+    p.add_argument(
+        "--notebooks",
+        metavar="DIR",
+        default=None,
+        help="run the config through its notebooks (papermill), executed copies into DIR",
+    )
+
+    p = command("status", "every result under results/: current, older_code or other_machine", cmd_status)
+    p.add_argument("--results", default="results", help="the results folder")
+    p.add_argument("--json", action="store_true", help="one JSON list of {path, kind, state, code, commit, ...}")
+    p.add_argument(
+        "--results-dir", action="store_true", help="print this machine's results folder under --results, and stop"
+    )
+    p.add_argument(
+        "--stale",
+        nargs="*",
+        metavar="FILE",
+        default=None,
+        help="print those of these report files that this machine made with other measuring code, and stop",
     )
 
     p = command("score", "score one completion or C file", cmd_score)

@@ -564,3 +564,40 @@ def _known_keys(loc: tuple) -> list[str]:
             if dataclasses.is_dataclass(arg):
                 kind = arg
     return [f.name for f in dataclasses.fields(kind)] if dataclasses.is_dataclass(kind) else []
+
+
+def flat(config: dict, prefix: str = "") -> dict:
+    """{"train": {"steps": 2}} -> {"train.steps": 2}."""
+    out = {}
+    for key, value in config.items():
+        if isinstance(value, dict) and value:
+            out.update(flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def changed_fields(saved: dict, current: dict, ignore: typing.AbstractSet[str] = frozenset()) -> list[str]:
+    """The key paths (e.g. `train.learning_rate`; top-level keys in `ignore` left out) whose
+    values differ between two saved configs."""
+    saved = flat({k: v for k, v in saved.items() if k not in ignore})
+    current = flat({k: v for k, v in current.items() if k not in ignore})
+    missing = object()
+    return sorted(k for k in set(saved) | set(current) if saved.get(k, missing) != current.get(k, missing))
+
+
+def _defaults() -> dict:
+    """An experiment's settings at their defaults, flat, with the optional sections (sqd,
+    warm_start) at theirs."""
+    base = ExperimentConfig().to_dict()
+    base["sqd"] = ExperimentConfig(kind="grpo", sqd=SQDConfig()).to_dict()["sqd"]
+    base["warm_start"] = ExperimentConfig(kind="grpo", warm_start=WarmStartConfig()).to_dict()["warm_start"]
+    return flat(base)
+
+
+def non_default_settings(settings: dict) -> dict:
+    """An experiment's settings (ExperimentConfig.to_dict, or a saved config.json) flat
+    (`train.steps`: value), without those at their current default: what a config changes.
+    A field added later at its default is absent from both an old and a new config's."""
+    default = _defaults()
+    return {k: v for k, v in flat(settings).items() if k not in default or default[k] != v}

@@ -1,4 +1,5 @@
-"""Layer 4, analysis: experiments (one experiment from a config), metrics, compare (seeded
-arms), plots (figures from results JSON), autotune and the harness benchmark.
-Imported only by the command line and the notebooks.
+"""Layer 4, analysis: reads finished results and nothing else: metrics and intervals (which
+the runner applies too), comparisons of seeded arms, figures, the suite's and the SQD study's
+summaries. It neither trains nor measures (an import-linter contract in pyproject.toml), so it
+runs anywhere the results are, without a compiler or a policy.
 """

@@ -1,13 +1,13 @@
 """Arms against each other on the same held-out evaluation: differences with intervals.
 
-    lab compare --config configs/default.yaml      # runs what is missing, writes results/comparison.json
+    lab compare --config configs/default.yaml      # the finished arms: results/comparison.json
     lab compare --config configs/ablation.yaml --against grpo     # each variant against one arm
 
     from lab.analysis.compare import write_comparison
     summary = write_comparison(load_config("configs/default.yaml"))
 
 The arms are the experiments of one single-problem config (baseline, grpo, grpo_sqd...),
-each already evaluated with several seeds (lab.analysis.experiments). Before anything is
+each already evaluated with several seeds (lab.pipeline.runner). Before anything is
 compared, the arms must agree on what makes a comparison fair: every arm on the model,
 problem, measurement, evaluation protocol (all but the learning curve's sample count, which no
 comparison reads) and seeds; trained arms also on the reward and
@@ -40,11 +40,10 @@ import itertools
 import os
 from pathlib import Path
 
-from lab.analysis.experiments import RUN_FACTS, is_finished, project_dir
 from lab.analysis.intervals import difference, holm, verdict
-from lab.config import ExperimentConfig, LabConfig
+from lab.config import ExperimentConfig, LabConfig, changed_fields
 from lab.files import read_json, read_jsonl, write_json
-from lab.rl.train import changed_fields
+from lab.results import RUN_FACTS, is_finished, project_dir
 
 #: The metrics compared (names of lab.analysis.metrics / intervals).
 METRICS = ("pass_at_1", "mean_gflops_ok", "median_gflops_ok", "expected_speedup")
@@ -100,7 +99,7 @@ def check_fair(config: LabConfig, reference: str | None = None, suites: bool = F
 
 def changed_settings(a: dict, b: dict) -> dict[str, list]:
     """The settings of config `a` (ExperimentConfig.to_dict()) that differ from `b`'s, by key
-    path (lab.rl.train.changed_fields, which decides when a training run may resume):
+    path (lab.config.changed_fields, which also decides when a training run may resume):
     {"reward.positive": [a's, b's]}; the name and what describes a run are left out."""
     return {k: [_at(a, k), _at(b, k)] for k in changed_fields(a, b, ignore=_NOT_SETTINGS)}
 

@@ -1,6 +1,6 @@
 """Figures from results JSON only (never from live objects), saved as PNG.
 
-    from lab.analysis.experiments import load_results
+    from lab.results import load_results
     from lab.analysis.plots import all_figures
     all_figures(load_results("results"), "results/figures")
 

@@ -48,10 +48,9 @@ taken back.
 different code (empty when every comparison is between arms of the same code), and
 `mixed_machine` the machine fingerprint of each arm when they were measured on different
 machines (a CPU without AVX-512 cannot compile what one with it runs, and the policy built on
-each differs). Those are reports after the fact; `check_one_machine`, asked before arms run,
-refuses to run the rest of a config here when the finished arms it would reuse beside them
-were measured on another machine: a study whose arms take several sessions cannot end up mixed
-by accident.
+each differs). Neither should happen with the runner's reuse rule (lab.pipeline.reuse: a result
+of other measuring code or of another machine class is never reused, and each machine class
+writes its own results folder, lab.results), so both are checks after the fact.
 
 Expected speedup is over each problem's serial textbook baseline, so it pools across problems;
 rates (GFLOP/s, GB/s) are only reported per entry.
@@ -77,12 +76,11 @@ from lab.analysis.compare import (
     ratio_text,
     table_text,
 )
-from lab.analysis.detector_report import scores
-from lab.analysis.experiments import RESTRICTED_SAMPLES, is_complete, is_finished, open_config
+from lab.analysis.detection import scores
 from lab.analysis.intervals import difference, metric_intervals, metric_values
 from lab.config import RAN_STATUSES
 from lab.files import read_json, read_jsonl, write_json
-from lab.rl.train import TRAINING_SAMPLES
+from lab.results import RESTRICTED_SAMPLES, TRAINING_SAMPLES, is_finished, open_config
 from lab.techniques import TECHNIQUES, detect, problem_techniques
 
 #: Pooled figures with a bootstrap interval.
@@ -476,41 +474,9 @@ def comparisons(arms: dict[str, dict]) -> list[dict]:
     return pairs
 
 
-class MixedMachines(ValueError):
-    """Arms would run here beside finished arms measured on another machine."""
-
-
 def _machine_of(saved: dict) -> str | None:
-    """The fingerprint of the machine that measured a finished arm, from its saved config.json."""
-    return (saved.get("machine") or {}).get("fingerprint")
-
-
-def arms_from_other_machines(config_path: str | Path, machine: str) -> dict[str, str | None]:
-    """Before the arms of a config run on `machine`: the finished arms that would be reused
-    beside them (lab.analysis.experiments.is_complete) but were measured elsewhere, each with its
-    machine's fingerprint. Empty when nothing would run (every arm is reused, whatever made it:
-    reading a finished study mixes nothing new) or when every reused arm comes from here."""
-    arms = open_config(config_path).experiments
-    reused = [name for name, cfg in arms.items() if is_complete(cfg)]
-    if len(reused) == len(arms):
-        return {}
-    machines = {name: _machine_of(read_json(arms[name].out_dir / "config.json")) for name in reused}
-    return {name: fingerprint for name, fingerprint in machines.items() if fingerprint != machine}
-
-
-def check_one_machine(configs: list[str | Path], machine: str, allow: bool = False) -> None:
-    """Raise MixedMachines (one line) if arms of one of `configs` would run on `machine` beside
-    finished arms of that config measured on another one; `allow` lets them mix (the study then
-    names them in `mixed_machine`)."""
-    for path in configs:
-        elsewhere = arms_from_other_machines(path, machine)
-        if elsewhere and not allow:
-            named = ", ".join(f"{arm} ({fingerprint})" for arm, fingerprint in elsewhere.items())
-            raise MixedMachines(
-                f"{path}: arms would run on this machine ({machine}) beside finished ones measured on another: "
-                f"{named}; run the rest there, remove their folders to measure every arm here, or allow it "
-                "(mix_machines=True; make ... MIX_MACHINES=1)"
-            )
+    """The class of the machine that measured a finished arm, from its saved config.json."""
+    return saved.get("machine_class") or (saved.get("machine") or {}).get("fingerprint")
 
 
 def sqd_study(configs: list[str | Path]) -> dict:
@@ -537,7 +503,7 @@ def sqd_study(configs: list[str | Path]) -> dict:
                 if archives[name]:
                     variants[name][part]["archive_reread"] = archive_reread(archives[name], labels.get("kernels", {}))
             saved = read_json(cfg.out_dir / "config.json")
-            codes[name] = saved.get("code")
+            codes[name] = saved.get("measurement") or saved.get("code")
             machines[name] = _machine_of(saved)
             restricted = cfg.out_dir / RESTRICTED_SAMPLES
             arms[name] = {

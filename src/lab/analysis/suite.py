@@ -4,7 +4,7 @@
     summary = write_suite_summary("results/suite")   # -> results/suite/metrics.json
 
 Reads each finished suite experiment under `results_dir` (a metrics.json with `rows`,
-lab.analysis.experiments.evaluate_policy) and its samples, and writes one file:
+lab.pipeline.runner.evaluate_policy) and its samples, and writes one file:
 
 - rows: one per arm x problem x mode, with pass_at_1, pass_at_k, expected_speedup,
   speedup_n_at_k, efficiency_n_at_k (keyed by k), distinct ok technique sets, and the
@@ -31,7 +31,7 @@ carry it, measured in the same run at the row's thread count, and the best and m
 kernel as a fraction of it.
 
 The base arm is the experiment of kind `baseline`. No `complete` key: this file is a
-summary of experiments, not one (lab.analysis.experiments.load_results skips it).
+summary of experiments, not one (lab.results.load_results skips it).
 """
 
 from __future__ import annotations

@@ -60,6 +60,14 @@ def machine_fingerprint() -> str:
     return hashlib.sha256(f"{compiler_version()}|{cpu}|{','.join(simd_flags())}".encode()).hexdigest()[:12]
 
 
+def machine_class() -> str:
+    """The class of machines whose results are interchangeable: today the fingerprint (compiler,
+    CPU model and vector extensions). A machine forced to a lower ISA tier than its own will be
+    a class of its own (fingerprint + tier); the native tier adds nothing, so a result recorded
+    before tiers existed keeps its class."""
+    return machine_fingerprint()
+
+
 def machine_summary() -> dict:
     """The few facts about this machine that every results file records beside its numbers."""
     return {
@@ -68,6 +76,7 @@ def machine_summary() -> dict:
         "compiler": compiler_version(),
         "host": socket.gethostname(),
         "fingerprint": machine_fingerprint(),
+        "class": machine_class(),
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }
 

@@ -1,7 +1,7 @@
 """`make detector-report`: how well the technique detector reads kernels, by text alone and
 corrected by the compiled object.
 
-    python -m lab.analysis.detector_report [--out results/detector.json] [--no-objects]
+    python -m lab.bench.detector_report [--out results/detector.json] [--no-objects]
 
 Two labelled sets:
 
@@ -29,39 +29,19 @@ import tempfile
 from pathlib import Path
 
 from lab import paths
+from lab.analysis.detection import scores
 from lab.config import MeasureConfig
 from lab.harness.evaluate import evaluate_batch
 from lab.harness.machine import machine_summary
 from lab.policy.seed_policy.generator import render, spec_techniques, sweep_specs
-from lab.techniques import TECHNIQUES, confirm, detect, problem_techniques
+from lab.results import report_provenance
+from lab.techniques import TECHNIQUES, confirm, detect
 
 LABELS = Path("tests") / "kernels" / "detector" / "labels.json"
 #: Small and quick: the facts come from the object, the timing is not used.
 _MEASURE = MeasureConfig(
     n=64, mode="openmp", threads=2, min_time_s=0.01, min_reps=3, baseline=False, verify_techniques=True
 )
-
-
-def scores(rows: list[dict], key: str) -> dict:
-    """Per technique: tp, fp, fn, precision, recall (over rows whose problem it applies to), and
-    `exact`, the share of rows whose predicted set (`key`) equals the true one (`truth`)."""
-    out: dict[str, dict] = {}
-    for t in TECHNIQUES:
-        mine = [r for r in rows if t in problem_techniques(r["problem"]) and r.get(key) is not None]
-        tp = sum(t in r[key] and t in r["truth"] for r in mine)
-        fp = sum(t in r[key] and t not in r["truth"] for r in mine)
-        fn = sum(t not in r[key] and t in r["truth"] for r in mine)
-        out[t] = {
-            "kernels": len(mine),
-            "tp": tp,
-            "fp": fp,
-            "fn": fn,
-            "precision": tp / (tp + fp) if tp + fp else None,
-            "recall": tp / (tp + fn) if tp + fn else None,
-        }
-    judged = [r for r in rows if r.get(key) is not None]
-    out["exact"] = sum(set(r[key]) == set(r["truth"]) for r in judged) / len(judged) if judged else None
-    return out
 
 
 def _read(rows: list[dict], objects: bool) -> list[dict]:
@@ -153,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     root = paths.repo_root() or Path.cwd()
     result = report(root, objects=not args.no_objects)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    Path(args.out).write_text(json.dumps({**result, "provenance": report_provenance()}, indent=1) + "\n")
     for name, entry in result["sets"].items():
         for how in ("text", "object"):
             if how not in entry:

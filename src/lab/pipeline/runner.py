@@ -37,42 +37,42 @@ thread): samples.jsonl holds them all, each with its problem and mode, and metri
 one row per entry (`rows`) and the means over the problems of each mode (`by_mode`);
 lab.analysis.suite puts the arms side by side.
 
-Every file is written atomically (lab.files). A finished experiment is reused when its
-config.json holds the same resolved config and the same code fingerprint (the lab
-package and the C harness; not the git commit, which changes when results are
-committed): rerunning the committed config on the committed code reproduces the
-committed results instead of overwriting them; `overwrite=True` (`lab run
---overwrite`, `make reproduce FRESH=1`) measures afresh.
+Every file is written atomically (lab.files). config.json also holds the result's
+provenance (lab.pipeline.reuse.provenance: measurement version, commit and dirty flag,
+machine, the policy's weights sha256, date); a finished experiment is reused when
+lab.pipeline.reuse finds it current for this code, machine, policy and config, and
+`overwrite=True` (`lab run --overwrite`, `make reproduce FRESH=1`) measures afresh. Training
+checkpoints are resumed only by the code that wrote them, byte for byte
+(lab.provenance.exact_code).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 import random
 import shutil
 import statistics
-import subprocess
 from collections import Counter
 from pathlib import Path
 
-from lab import paths
 from lab.analysis.intervals import metric_intervals, metric_values
 from lab.analysis.metrics import summarize
-from lab.config import ConfigError, ExperimentConfig, LabConfig, load_config
-from lab.files import read_json, read_jsonl, tree_hash, write_json, write_jsonl
+from lab.config import ExperimentConfig, LabConfig
+from lab.files import read_json, read_jsonl, write_json, write_jsonl
 from lab.harness.evaluate import evaluate_batch
 from lab.harness.extract import source_or_none
-from lab.harness.machine import BLAS_PROBLEMS, machine_fingerprint, machine_summary, openblas_gflops
-from lab.harness.problems import BadProblem, UnknownProblem, load_problem
-from lab.harness.sandbox import isolation_level
+from lab.harness.machine import BLAS_PROBLEMS, machine_fingerprint, openblas_gflops
+from lab.harness.problems import load_problem
+from lab.pipeline.plan import arm_order
+from lab.pipeline.reuse import provenance, reusable
 from lab.policy.prompts import prompt_texts
 from lab.policy.sample import load_policy, sample_records
+from lab.provenance import exact_code
+from lab.results import RESTRICTED_SAMPLES, is_finished, open_config
 from lab.rl.reward import reward_from_result
 from lab.rl.sqd import descriptor, subsets_up_to
 from lab.rl.train import (
     TRAINING_SAMPLES,
-    changed_fields,
     config_changes,
     import_unsloth_first,
     text_hash,
@@ -83,111 +83,25 @@ from lab.rl.warm_start import warm_start
 from lab.techniques import TECHNIQUES, confirm, detect, problem_techniques
 
 WARM_START = "warm_start"  # the folder of a run's warm start, under its run_dir
-RESTRICTED_SAMPLES = "samples_restricted.jsonl"  # the technique-restricted evaluation, beside samples.jsonl
-RUN_CODE = "code.txt"  # the code fingerprint of a training run, in its run_dir
-
-#: config.json entries that describe the run, not the experiment: they may differ on a rerun
-#: (`compute`, where it was measured, too: each result records its host and machine).
-RUN_FACTS = frozenset({"git_commit", "machine", "isolation", "train_prompts", "compute"})
-
-
-#: Modules of the lab package that only read finished results (figures, comparisons, the
-#: suite table) or make files of their own: a change to them leaves an experiment's results
-#: valid, so they are outside its code fingerprint.
-RESULT_READERS = frozenset(
-    {
-        "analysis/plots.py",
-        "analysis/compare.py",
-        "analysis/suite.py",
-        "analysis/autotune.py",
-        "analysis/bench_harness.py",
-        "analysis/bench_cluster.py",
-        "analysis/sqd_study.py",
-        "analysis/detector_report.py",
-    }
-)
-
-
-def code_fingerprint() -> str:
-    """Hash of the code that produces results: the lab package (but RESULT_READERS) and the C
-    harness. Unlike the git commit it does not change when results or docs are committed, so
-    committed results stay reusable until the code that made them changes."""
-    return tree_hash(Path(__file__).resolve().parents[1], skip=RESULT_READERS) + "-" + tree_hash(paths.harness_dir())
-
-
-def git_commit() -> str:
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True, cwd=Path(__file__).parent
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
-def project_dir(config_path: str | Path) -> Path:
-    """The folder a config's relative paths are relative to: the nearest folder above the
-    config file that holds pyproject.toml (the repository root), else the current one."""
-    for folder in Path(config_path).resolve().parents:
-        if (folder / "pyproject.toml").is_file():
-            return folder
-    return Path.cwd()
-
-
-def find_config(config_path: str | Path) -> Path:
-    """The config file: as given, or (a relative path not found here) in the nearest folder above
-    the current one that has it, as for a notebook that JupyterLab runs inside notebooks/."""
-    path = Path(config_path)
-    if path.is_absolute() or path.exists():
-        return path.resolve()
-    return next((folder / path for folder in Path.cwd().parents if (folder / path).is_file()), path.resolve())
-
-
-def open_config(config_path: str | Path, overrides: list[str] | tuple = ()) -> LabConfig:
-    """Load a config file and move to its project folder, so that the config's relative paths
-    (results_dir, model...) mean the same from a notebook in notebooks/ as from the repository
-    root, where make and papermill run."""
-    path = find_config(config_path)
-    config = load_config(path, overrides)
-    check_problems(config)
-    os.chdir(project_dir(path))
-    return config
-
-
-def check_problems(config: LabConfig) -> None:
-    """Every problem a config names loads (exists, its training and held-out phrasings do not
-    overlap...), else ConfigError with the config file and the problem's one-line reason."""
-    for cfg in config.experiments.values():
-        for entry in cfg.entries:
-            try:
-                load_problem(entry.problem)
-            except (UnknownProblem, BadProblem) as err:
-                raise ConfigError(f"{config.path}: experiments.{cfg.name}: {err}") from None
+RUN_CODE = "code.txt"  # the exact code of a training run, in its run_dir (checkpoints resume only under it)
 
 
 def open_experiment(config_path: str | Path, name: str, overrides: list[str] | tuple = ()) -> ExperimentConfig:
-    """One experiment of a config file, after `open_config`."""
+    """One experiment of a config file, after lab.results.open_config (this machine's results folder)."""
     return open_config(config_path, overrides).experiment(name)
 
 
-def is_finished(out_dir: Path) -> bool:
-    """True if `out_dir` holds the metrics of a run that finished (whatever made it)."""
-    path = out_dir / "metrics.json"
-    return path.exists() and read_json(path).get("complete") is True
-
-
-def is_complete(cfg: ExperimentConfig) -> bool:
-    """True if `cfg.out_dir` holds a finished run of this very config made by this very code
-    (so it is reused); a run cut off midway, a finished run of another config, or one made by
-    other code, is run again."""
+def is_complete(cfg: ExperimentConfig, quiet: bool = False) -> bool:
+    """True if `cfg.out_dir` holds a finished run of this very config that is current for this
+    code, machine and policy (lab.pipeline.reuse), so it is reused; a run cut off midway, or
+    one that is not current, is run again."""
     saved = cfg.out_dir / "config.json"
     if not (is_finished(cfg.out_dir) and saved.exists()):
         return False
-    current = {**cfg.to_dict(), "code": code_fingerprint()}
-    differ = changed_fields(read_json(saved), current, ignore=RUN_FACTS)
-    if differ:
-        print(f"{cfg.out_dir}: made with another {', '.join(differ)}; running it again", flush=True)
-        return False
-    return True
+    ok, why = reusable(read_json(saved), cfg)
+    if not ok and not quiet:
+        print(f"{cfg.out_dir}: {why}; running it again", flush=True)
+    return ok
 
 
 def _start(cfg: ExperimentConfig) -> None:
@@ -207,10 +121,8 @@ def _start(cfg: ExperimentConfig) -> None:
         cfg.out_dir / "config.json",
         {
             **cfg.to_dict(),
-            "code": code_fingerprint(),
-            "git_commit": git_commit(),
-            "machine": machine_summary(),
-            "isolation": isolation_level(),
+            "code": exact_code(),
+            **provenance(cfg),
             # What training may show the policy (the phrasings, in each entry's mode); evaluation
             # asks the held-out ones, listed in metrics.json as eval_prompts.
             "train_prompts": train_prompts(cfg),
@@ -518,7 +430,7 @@ def run_experiment(cfg: ExperimentConfig, overwrite: bool = False) -> dict:
     if cfg.kind == "baseline":
         return evaluate_policy(cfg, cfg.model)
     runs = {seed: cfg.for_seed(seed) for seed in cfg.seeds}
-    code = code_fingerprint()
+    code = exact_code()
     finals = {}
     for seed, run in runs.items():
         # With a warm start, GRPO starts from the fine-tuned policy (its folder is known ahead).
@@ -628,26 +540,5 @@ _CURVE_METRICS = (
 
 
 def run_all(config: LabConfig, overwrite: bool = False) -> dict[str, dict]:
-    """Every experiment of a config file, in file order."""
-    return {name: run_experiment(cfg, overwrite) for name, cfg in config.experiments.items()}
-
-
-def load_results(results_dir: str | Path = "results") -> dict[str, dict]:
-    """Every finished experiment under results_dir: {name: {"config", "metrics", "samples", "train_log",
-    "learning_curve"}}."""
-    out = {}
-    for metrics_path in sorted(Path(results_dir).glob("*/metrics.json")):
-        metrics = read_json(metrics_path)
-        if not metrics.get("complete"):
-            continue
-        folder = metrics_path.parent
-        log, config = folder / "train_log.jsonl", folder / "config.json"
-        curve = folder / "learning_curve.json"
-        out[folder.name] = {
-            "config": read_json(config) if config.exists() else {},
-            "metrics": metrics,
-            "samples": read_jsonl(folder / "samples.jsonl"),
-            "train_log": read_jsonl(log) if log.exists() else [],
-            "learning_curve": read_json(curve) if curve.exists() else None,
-        }
-    return out
+    """Every experiment of a config file, in the config's order (lab.pipeline.plan)."""
+    return {name: run_experiment(config.experiments[name], overwrite) for name in arm_order(config)}

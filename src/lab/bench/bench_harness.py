@@ -1,7 +1,7 @@
 """`make bench-harness`: throughput, parallel efficiency, cache cost, timing stability, the
 handshake's cost, and (with --against) the same harness before and after a change.
 
-    python -m lab.analysis.bench_harness [--completions 64] [--repeats 10] [--against REF] [--out FILE]
+    python -m lab.bench.bench_harness [--completions 64] [--repeats 10] [--against REF] [--out FILE]
 
 1. Scores a batch of completions (the legitimate kernels of tests/kernels/legit and
    harness/dgemm/examples, made distinct by a comment, plus a share of exact
@@ -43,6 +43,7 @@ from lab.config import MeasureConfig
 from lab.files import write_json
 from lab.harness.evaluate import evaluate, evaluate_batch
 from lab.harness.machine import machine_summary
+from lab.results import report_provenance
 
 #: Each probe prints one JSON line. argv: [corpus file (JSON list of texts) or kernels dir, repeats].
 _BATCH_PROBE = r"""
@@ -293,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{k['kernel']:40s} failed: before {k['before']} after {k['after']}")
             else:
                 print(f"{k['kernel']:40s} {k['before_gflops']:9.2f} {k['after_gflops']:9.2f} {k['change']:+8.1%}")
-    write_json(args.out, report)
+    write_json(args.out, {**report, "provenance": report_provenance()})
     print(f"wrote {args.out}")
     return 0
 

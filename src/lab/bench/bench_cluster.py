@@ -1,6 +1,6 @@
 """`make bench-cluster`: what measuring through a Dask cluster costs, against this machine's pool.
 
-    python -m lab.analysis.bench_cluster [--completions 64] [--rounds 5] [--out results/bench_cluster.json]
+    python -m lab.bench.bench_cluster [--completions 64] [--rounds 5] [--out results/bench_cluster.json]
 
 Scores one batch of distinct legitimate DGEMM kernels (bench_harness's batch, without
 duplicates) with the cache off, in alternating rounds, so both sides see the same machine load:
@@ -24,12 +24,13 @@ import dataclasses
 import statistics
 import time
 
-from lab.analysis.bench_harness import _batch
 from lab.analysis.compare import table_text
+from lab.bench.bench_harness import _batch
 from lab.config import ComputeConfig, MeasureConfig
 from lab.files import write_json
 from lab.harness.evaluate import evaluate_batch
 from lab.harness.machine import machine_summary
+from lab.results import report_provenance
 
 MEASURE = MeasureConfig()  # OpenMP permitted, 1 thread: every kernel of the batch is ok
 
@@ -139,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="results/bench_cluster.json")
     args = parser.parse_args(argv)
     report = bench(args.completions, args.rounds)
-    write_json(args.out, report)
+    write_json(args.out, {**report, "provenance": report_provenance()})
     print(markdown_table(report))
     o = report["overhead_s_per_candidate"]
     print(

@@ -1,6 +1,6 @@
 """Attacks on the timed window against their honest twins: which ones inflate their figure.
 
-    python -m lab.analysis.bench_window [--rounds 3] [--only GLOB] [--out results/timed_window.json]
+    python -m lab.bench.bench_window [--rounds 3] [--only GLOB] [--out results/timed_window.json]
 
 The kernels are the files of tests/kernels/hostile whose name holds `window_` and whose first
 line names a `twin:`, the honest kernel (tests/kernels/legit or harness/*/examples) whose loop
@@ -36,6 +36,7 @@ from lab.config import MeasureConfig
 from lab.files import write_json
 from lab.harness.evaluate import EvalResult, evaluate
 from lab.harness.machine import machine_summary
+from lab.results import report_provenance
 
 #: An attack scored `ok` at more than this multiple of its twin's GFLOPS has inflated its figure
 #: (the same work, so an honest difference is noise: a few percent).
@@ -222,7 +223,10 @@ def main(argv: list[str] | None = None) -> int:
 
     def save(results: list[dict], finished: bool = False) -> None:
         inflated = [k["kernel"] for k in results if k["inflated"]]
-        write_json(args.out, {**head, "finished": finished, "kernels": results, "inflated": inflated})
+        write_json(
+            args.out,
+            {**head, "provenance": report_provenance(), "finished": finished, "kernels": results, "inflated": inflated},
+        )
 
     results = run(kernels, args.rounds, save)
     print(table(results))

@@ -1,0 +1,210 @@
+"""What made a result: the measurement version of the code, the git commit, the policy's weights.
+
+    >>> len(measurement_version())
+    16
+
+A result is reused while what could change its numbers is unchanged, and only then
+(lab.pipeline.reuse decides, from these facts and the machine's). The code's part of that
+is the *measurement version*: a hash of the modules on the measuring and training paths
+(`MEASURED`: the harness's Python and C, the technique detector, prompts and sampling, the
+reward, SQD and training, the runner's protocol, the metrics) in a form that ignores what
+cannot change a number: Python is hashed as its token stream without comments, blank lines
+and docstrings; C as its text without comments, with runs of blanks folded; TOML as the data
+it parses to. So a reflowed docstring, a new comment or a moved blank line keep every result
+current, while any change to a statement on a timed path stales the results it made.
+
+Outside the version on purpose: the config schema (lab.config: a config's values are compared
+themselves, normalised, so a new field at its default changes nothing), the seed policy's
+builder (the policy's weights are compared by their sha256 instead), the analysis that only
+reads results, benchmarks of the lab's own tools, the command line, and example kernels
+(they are never on a timed path; the problem's spec, driver and reference are).
+
+`git_facts()` records the commit and whether the tree differed from it (the dirty flag);
+`weights_sha256(model)` hashes a local policy's weight files (None for a hub id not on disk).
+This module is in the bottom layer: it reads files, and imports nothing of the lab but paths.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import io
+import json
+import re
+import subprocess
+import tokenize
+import tomllib
+from collections.abc import Callable, Iterable
+from functools import cache
+from pathlib import Path
+
+from lab import paths
+
+#: The lab package's modules on the measuring and training paths (files, or folders taken
+#: whole), relative to the package. tests/test_provenance.py checks that every lab module the
+#: runner imports is either here or in NOT_MEASURED, so a new module cannot slip out of both.
+MEASURED = (
+    "harness",
+    "techniques.py",
+    "policy/prompts.py",
+    "policy/sample.py",
+    "rl",
+    "pipeline/runner.py",
+    "analysis/metrics.py",
+    "analysis/intervals.py",
+)
+
+#: Modules the runner imports that cannot change a number (with why), the complement of MEASURED.
+NOT_MEASURED = {
+    "config.py": "a config's values are compared themselves, normalised against the defaults",
+    "files.py": "atomic writing and reading of result files",
+    "paths.py": "where the harness and the cache are",
+    "provenance.py": "computes these facts",
+    "results.py": "where a config's results live, and reading them",
+    "pipeline/reuse.py": "decides reuse from these facts",
+    "pipeline/plan.py": "the order arms run in, and what they cost",
+    "policy/seed_policy": "builds the policy, whose weights are compared by their sha256",
+}
+
+#: Files under harness/ left out of the version: documentation and example kernels.
+_HARNESS_SKIP = re.compile(r"(^|/)examples/|\.md$")
+
+
+def _python_digest(text: str) -> bytes:
+    """The token stream of a module without comments, blank lines and docstrings."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text.encode()  # not Python that runs: any change to it counts
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            first = node.body[0]
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                docstrings.add((first.lineno, first.col_offset))
+    out = []
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type in (tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER):
+            continue
+        if tok.type == tokenize.STRING and tok.start in docstrings:
+            continue
+        # Indentation counts as structure (INDENT/DEDENT), not as its exact blanks.
+        out.append(tokenize.tok_name[tok.type] if tok.type in (tokenize.INDENT, tokenize.DEDENT) else tok.string)
+    return "\x00".join(out).encode()
+
+
+#: C comments and the literals they may not start inside (a "//" in a string is no comment).
+_C_TOKENS = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/', re.S)
+
+
+def _c_digest(text: str) -> bytes:
+    """C without comments, each line's blanks folded, blank lines dropped."""
+    code = _C_TOKENS.sub(lambda m: " " if m.group().startswith("/") else m.group(), text)
+    lines = (re.sub(r"[ \t]+", " ", line).strip() for line in code.splitlines())
+    return "\n".join(line for line in lines if line).encode()
+
+
+def _toml_digest(text: str) -> bytes:
+    try:
+        return json.dumps(tomllib.loads(text), sort_keys=True).encode()
+    except tomllib.TOMLDecodeError:
+        return text.encode()
+
+
+_DIGESTS: dict[str, Callable[[str], bytes]] = {
+    ".py": _python_digest,
+    ".c": _c_digest,
+    ".h": _c_digest,
+    ".toml": _toml_digest,
+}
+
+
+def source_digest(path: Path) -> bytes:
+    """A file's content in the form the version hashes (raw bytes for other kinds of file)."""
+    digest = _DIGESTS.get(path.suffix)
+    return digest(path.read_text(errors="replace")) if digest else path.read_bytes()
+
+
+def _files(root: Path, entries: Iterable[str]) -> list[Path]:
+    found: list[Path] = []
+    for entry in entries:
+        path = root / entry
+        found += sorted(p for p in path.rglob("*.py")) if path.is_dir() else [path] if path.exists() else []
+    return [p for p in found if "__pycache__" not in p.parts]
+
+
+def compute_measurement_version(package_dir: Path, harness_dir: Path) -> str:
+    """The measurement version of the lab package in `package_dir` with the C harness in `harness_dir`."""
+    h = hashlib.sha256()
+    # The modules' digests in sorted order, without their names: moving code between measured
+    # modules changes no number, so it keeps the version.
+    for digest in sorted(hashlib.sha256(source_digest(p)).digest() for p in _files(package_dir, MEASURED)):
+        h.update(digest)
+    for path in sorted(p for p in harness_dir.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        rel = path.relative_to(harness_dir).as_posix()
+        if not _HARNESS_SKIP.search(rel):
+            h.update(b"harness/" + rel.encode() + b"\0" + source_digest(path) + b"\0")
+    return h.hexdigest()[:16]
+
+
+@cache
+def measurement_version() -> str:
+    """This checkout's measurement version (taken once per process: the code does not change under it)."""
+    return compute_measurement_version(Path(__file__).resolve().parent, paths.harness_dir())
+
+
+def _git(*args: str, cwd: Path | None = None) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", *args], capture_output=True, text=True, check=True, cwd=cwd or Path(__file__).parent, timeout=30
+        )
+    except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout
+
+
+def git_facts() -> dict:
+    """{"commit": HEAD or "unknown", "dirty": whether the lab's code or harness differs from it (None: no git)}."""
+    commit = (_git("rev-parse", "HEAD") or "").strip() or "unknown"
+    root = paths.repo_root()
+    status = _git("status", "--porcelain", "--", "src", "harness", cwd=root) if root else None
+    return {"commit": commit, "dirty": None if status is None else bool(status.strip())}
+
+
+#: The files of a policy folder that hold its weights.
+_WEIGHTS = ("*.safetensors", "*.bin", "*.pt")
+
+
+def weights_sha256(model: str | Path) -> str | None:
+    """sha256 of a local policy's weight files (by name order), or None where `model` is not a
+    folder with weights here (a hub id is named by its id; a config names only a path)."""
+    folder = Path(model)
+    files = sorted({p for pattern in _WEIGHTS for p in folder.glob(pattern)}) if folder.is_dir() else []
+    if not files:
+        return None
+    stat = tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+    return _weights_sha256(folder.resolve(), stat)
+
+
+@cache
+def _weights_sha256(folder: Path, stat: tuple) -> str:
+    h = hashlib.sha256()
+    for name, _, _ in stat:
+        with open(folder / name, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
+@cache
+def exact_code() -> str:
+    """Hash of the lab package and the C harness byte for byte (comments too): what a training
+    run's checkpoints are resumed by, stricter than the measurement version, since a checkpoint
+    holds optimizer state of one exact code path."""
+    from lab.files import tree_hash
+
+    return tree_hash(Path(__file__).resolve().parent) + "-" + tree_hash(paths.harness_dir())

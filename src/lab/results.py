@@ -1,0 +1,175 @@
+"""Where a config's results live on this machine, and reading finished ones.
+
+    config = open_config("configs/default.yaml")      # relative paths from the repository root
+    load_results(config.results_dir)                 # {arm: {"config", "metrics", "samples", ...}}
+
+Results are per machine class (lab.harness.machine.machine_class). A results folder belongs
+to the machine its `machine.json` (the calibration `lab calibrate` writes) was measured on;
+a machine of another class writes beside those results, under `machines/<its class>/` with the
+same layout, and never over them. `open_config` points a config's `results_dir` and
+`figures_dir` at this machine's folder, so the runner, the comparisons and the figures all
+read and write the results of the machine they run on; `machine_results_dir` says where that
+is. The layout of one arm's folder is lab.pipeline.runner's.
+
+Placed between the harness (which says what this machine is) and the layers that make or
+read results; it neither measures nor trains.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import os
+from pathlib import Path
+
+from lab.config import ConfigError, LabConfig, load_config
+from lab.files import read_json, read_jsonl
+from lab.harness.machine import machine_class
+from lab.harness.problems import BadProblem, UnknownProblem, load_problem
+from lab.provenance import git_facts, measurement_version, weights_sha256
+
+TRAINING_SAMPLES = "training_samples.jsonl"  # every completion scored in training, beside the metrics
+RESTRICTED_SAMPLES = "samples_restricted.jsonl"  # the technique-restricted evaluation, beside samples.jsonl
+MACHINES = "machines"  # results of other machine classes: <results_dir>/machines/<class>/
+CALIBRATION = "machine.json"  # the calibration that says whose a results folder is
+
+#: config.json entries that describe the run, not the experiment: never compared.
+RUN_FACTS = frozenset(
+    {
+        "code",
+        "measurement",
+        "git_commit",
+        "dirty",
+        "machine",
+        "machine_class",
+        "policy_sha256",
+        "date",
+        "isolation",
+        "train_prompts",
+        "compute",  # where it was measured: each sample records its host and machine
+        "results_dir",  # where results and checkpoints go, not what they are
+        "runs_dir",
+        "seed",  # one run's seed, set from `seeds`
+    }
+)
+
+
+def report_provenance(model: str | None = None) -> dict:
+    """What made a result, as every result file records it (`provenance` in a report, the top
+    level of an arm's config.json): measurement version, commit and dirty flag, machine class,
+    the policy's weights sha256 (None without a local policy) and the date. `lab status` judges
+    a result by it (lab.pipeline.reuse)."""
+    git = git_facts()
+    return {
+        "measurement": measurement_version(),
+        "git_commit": git["commit"],
+        "dirty": git["dirty"],
+        "machine_class": machine_class(),
+        "policy_sha256": weights_sha256(model) if model else None,
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    }
+
+
+def results_owner(results_dir: str | Path) -> str | None:
+    """The machine class a results folder belongs to: that of its calibration (None: none yet)."""
+    path = Path(results_dir) / CALIBRATION
+    if not path.exists():
+        return None
+    saved = read_json(path)
+    return saved.get("machine_class") or saved.get("fingerprint")
+
+
+def machine_results_dir(results_dir: str | Path, machine: str | None = None) -> Path:
+    """This machine's (or `machine`'s) results folder under `results_dir`: `results_dir` itself
+    when it is this machine's or nobody's yet, else `results_dir/machines/<class>`."""
+    machine = machine or machine_class()
+    root = Path(results_dir)
+    if root.parent.name == MACHINES:  # already a machine's folder
+        return root
+    owner = results_owner(root)
+    return root if owner in (None, machine) else root / MACHINES / machine
+
+
+def _relocate(path: str, results_dir: str, mine: Path) -> str:
+    """`path` moved from under `results_dir` to under `mine` (unchanged if it is not under it)."""
+    rel = os.path.relpath(path, results_dir)
+    return path if rel.startswith("..") else os.path.normpath(mine / rel)
+
+
+def project_dir(config_path: str | Path) -> Path:
+    """The folder a config's relative paths are relative to: the nearest folder above the
+    config file that holds pyproject.toml (the repository root), else the current one."""
+    for folder in Path(config_path).resolve().parents:
+        if (folder / "pyproject.toml").is_file():
+            return folder
+    return Path.cwd()
+
+
+def find_config(config_path: str | Path) -> Path:
+    """The config file: as given, or (a relative path not found here) in the nearest folder above
+    the current one that has it, as for a notebook that JupyterLab runs inside notebooks/."""
+    path = Path(config_path)
+    if path.is_absolute() or path.exists():
+        return path.resolve()
+    return next((folder / path for folder in Path.cwd().parents if (folder / path).is_file()), path.resolve())
+
+
+def check_problems(config: LabConfig) -> None:
+    """Every problem a config names loads (exists, its training and held-out phrasings do not
+    overlap...), else ConfigError with the config file and the problem's one-line reason."""
+    for cfg in config.experiments.values():
+        for entry in cfg.entries:
+            try:
+                load_problem(entry.problem)
+            except (UnknownProblem, BadProblem) as err:
+                raise ConfigError(f"{config.path}: experiments.{cfg.name}: {err}") from None
+
+
+def open_config(config_path: str | Path, overrides: list[str] | tuple = (), machine: str | None = None) -> LabConfig:
+    """Load a config file, move to its project folder (so that its relative paths mean the same
+    from a notebook in notebooks/ as from the repository root, where make and papermill run)
+    and point its results and figures at this machine's folder (or `machine`'s)."""
+    path = find_config(config_path)
+    config = load_config(path, overrides)
+    check_problems(config)
+    os.chdir(project_dir(path))
+    mine = machine_results_dir(config.results_dir, machine)
+    if mine == Path(config.results_dir):
+        return config
+    experiments = {
+        name: dataclasses.replace(cfg, results_dir=_relocate(cfg.results_dir, config.results_dir, mine))
+        for name, cfg in config.experiments.items()
+    }
+    return dataclasses.replace(
+        config,
+        experiments=experiments,
+        results_dir=str(mine),
+        figures_dir=_relocate(config.figures_dir, config.results_dir, mine),
+    )
+
+
+def is_finished(out_dir: Path) -> bool:
+    """True if `out_dir` holds the metrics of a run that finished (whatever made it)."""
+    path = Path(out_dir) / "metrics.json"
+    return path.exists() and read_json(path).get("complete") is True
+
+
+def load_results(results_dir: str | Path = "results") -> dict[str, dict]:
+    """Every finished experiment under results_dir: {name: {"config", "metrics", "samples", "train_log",
+    "learning_curve"}}."""
+    out = {}
+    for metrics_path in sorted(Path(results_dir).glob("*/metrics.json")):
+        metrics = read_json(metrics_path)
+        if not metrics.get("complete"):
+            continue
+        folder = metrics_path.parent
+        log, config = folder / "train_log.jsonl", folder / "config.json"
+        curve = folder / "learning_curve.json"
+        out[folder.name] = {
+            "config": read_json(config) if config.exists() else {},
+            "metrics": metrics,
+            "samples": read_jsonl(folder / "samples.jsonl"),
+            "train_log": read_jsonl(log) if log.exists() else [],
+            "learning_curve": read_json(curve) if curve.exists() else None,
+        }
+    return out
