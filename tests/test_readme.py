@@ -1,59 +1,180 @@
-"""The README's result tables are the committed results: each one, rendered again from its
-comparison.json (lab.analysis.compare.markdown_tables) or from the suite summary
-(lab.analysis.suite.markdown_tables) or from the SQD study (lab.analysis.sqd_study.markdown_tables)
-or from a report (the detector, the cluster benchmark),
-must appear in the README verbatim."""
+"""The documentation's result tables are the committed results, and the README stays a front door.
+
+Every results table is rendered again from the committed JSON: the DGEMM, long-run and ablation
+comparisons (lab.analysis.compare.markdown_tables), the suite summary
+(lab.analysis.suite.markdown_tables), the SQD study (lab.analysis.sqd_study.markdown_tables),
+and the detector and cluster-benchmark reports. Each must appear verbatim in the file where it
+lives (README.md or a page under docs/), and any markdown table in the README or under docs/
+whose header is that of a rendered table must be one of the rendered tables, so that no
+hand-edited copy survives a change of the JSON. The README stays within 350 lines, and its
+relative links (and those of docs/) point to files that exist."""
 
 from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
 
 import pytest
 
 from lab.analysis.compare import load_comparison, markdown_tables
+from lab.files import read_json
 from tests.conftest import ROOT
 
-#: results folder -> the arms' names as the README shows them.
-TABLES = {
-    "results": {
-        "baseline": "base policy",
-        "grpo": "GRPO",
-        "grpo_sqd": "GRPO+SQD",
-        "grpo_rft": "warm start + GRPO",
-    },
-    "results/long": {
-        "baseline": "base policy",
-        "grpo": "GRPO, 200 steps",
-        "grpo_rft": "warm start + GRPO, 200 steps",
-    },
-    "results/ablation": {
-        "grpo": "reference",
-        "reward_log_speedup": "reward log(1 + speedup)",
-        "reward_rank": "reward rank within the group",
-        "lr_high": "learning rate 3e-4",
-        "group_16": "groups of 16, 1 prompt per step",
-        "temperature_high": "training temperature 1.3",
-    },
+README = "README.md"
+RESULTS_DOCS = "docs/results"
+
+#: results folder -> (the arms' names as the documents show them, its page under docs/results).
+COMPARISONS = {
+    "results": (
+        {
+            "baseline": "base policy",
+            "grpo": "GRPO",
+            "grpo_sqd": "GRPO+SQD",
+            "grpo_rft": "warm start + GRPO",
+        },
+        "dgemm.md",
+    ),
+    "results/long": (
+        {
+            "baseline": "base policy",
+            "grpo": "GRPO, 200 steps",
+            "grpo_rft": "warm start + GRPO, 200 steps",
+        },
+        "long.md",
+    ),
+    "results/ablation": (
+        {
+            "grpo": "reference",
+            "reward_log_speedup": "reward log(1 + speedup)",
+            "reward_rank": "reward rank within the group",
+            "lr_high": "learning rate 3e-4",
+            "group_16": "groups of 16, 1 prompt per step",
+            "temperature_high": "training temperature 1.3",
+        },
+        "ablation.md",
+    ),
+}
+SUITE_NAMES = {"baseline": "base", "grpo": "GRPO"}
+
+
+def _function(name: str, *modules: str):
+    """`name` from the first of `modules` that exists and has it (a function may move between
+    modules and layers); any other import error is raised."""
+    for module in modules:
+        try:
+            found = importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            if module.startswith(e.name or "\0"):
+                continue
+            raise
+        if hasattr(found, name):
+            return getattr(found, name)
+    raise ModuleNotFoundError(f"none of {modules} has {name}")
+
+
+def _page(name: str) -> str:
+    return f"{RESULTS_DOCS}/{name}"
+
+
+def _comparison(folder: str) -> list[tuple[str, tuple[str, ...]]]:
+    names, page = COMPARISONS[folder]
+    summary = load_comparison(ROOT / folder)
+    assert summary is not None, f"{folder}/comparison.json is missing"
+    arms, pairs = markdown_tables(summary, names)
+    # The README shows one table of each study: the arms, but for the ablation the differences.
+    if folder == "results/ablation":
+        return [(arms, (_page(page),)), (pairs, (_page(page), README))]
+    return [(arms, (_page(page), README)), (pairs, (_page(page),))]
+
+
+def _suite() -> list[tuple[str, tuple[str, ...]]]:
+    from lab.analysis.suite import markdown_tables as suite_tables
+
+    modes, cells = suite_tables(read_json(ROOT / "results" / "suite" / "metrics.json"), SUITE_NAMES)
+    return [(modes, (_page("suite.md"), README)), (cells, (_page("suite.md"),))]
+
+
+def _sqd_study() -> list[tuple[str, tuple[str, ...]]]:
+    from lab.analysis.sqd_study import markdown_tables as study_tables
+
+    tables = study_tables(read_json(ROOT / "results" / "sqd_study.json"))
+    return [(t, (_page("sqd_study.md"), README) if i == 0 else (_page("sqd_study.md"),)) for i, t in enumerate(tables)]
+
+
+def _detector() -> list[tuple[str, tuple[str, ...]]]:
+    table = _function(
+        "markdown_table", "lab.bench.detector_report", "lab.analysis.detection", "lab.analysis.detector_report"
+    )
+    return [(table(read_json(ROOT / "results" / "detector.json")), (_page("detector.md"),))]
+
+
+def _cluster_bench() -> list[tuple[str, tuple[str, ...]]]:
+    table = _function("markdown_table", "lab.bench.bench_cluster", "lab.analysis.bench_cluster")
+    return [(table(read_json(ROOT / "results" / "bench_cluster.json")), (_page("cluster_bench.md"),))]
+
+
+#: Each source of results tables -> its tables rendered from the committed JSON, each with the
+#: files it must appear in (its page under docs/results; the README too for a study's headline).
+SOURCES = {
+    **{f"{folder}/comparison.json": (lambda folder=folder: _comparison(folder)) for folder in COMPARISONS},
+    "results/suite/metrics.json": _suite,
+    "results/sqd_study.json": _sqd_study,
+    "results/detector.json": _detector,
+    "results/bench_cluster.json": _cluster_bench,
 }
 
 
-@pytest.mark.parametrize("folder", sorted(TABLES))
-def test_readme_tables_match_the_committed_comparison(folder):
-    summary = load_comparison(ROOT / folder)
-    assert summary is not None, f"{folder}/comparison.json is missing"
-    readme = (ROOT / "README.md").read_text().splitlines()
-    for table in markdown_tables(summary, TABLES[folder]):
-        missing = [line for line in table.splitlines() if line not in readme]
-        assert not missing, f"README.md lacks these rows of {folder}/comparison.json (or they are stale): {missing}"
+def _table_lines(text: str) -> str:
+    """The rows of a rendered table (a report may add a line of text below its table)."""
+    return "\n".join(line for line in text.splitlines() if line.startswith("|"))
 
 
-def test_readme_suite_tables_match_the_committed_summary():
-    from lab.analysis.suite import markdown_tables as suite_tables
-    from lab.files import read_json
+def markdown_tables_in(text: str) -> list[str]:
+    """Every markdown table of a document (a run of lines that start with '|'), outside code blocks."""
+    tables, rows, fenced = [], [], False
+    for line in text.splitlines() + [""]:
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        if not fenced and line.startswith("|"):
+            rows.append(line)
+            continue
+        if rows:
+            tables.append("\n".join(rows))
+            rows = []
+    return tables
 
-    readme = (ROOT / "README.md").read_text().splitlines()
-    summary = read_json(ROOT / "results" / "suite" / "metrics.json")
-    for table in suite_tables(summary, {"baseline": "base", "grpo": "GRPO"}):
-        missing = [line for line in table.splitlines() if line not in readme]
-        assert not missing, f"README.md lacks these rows of results/suite/metrics.json (or they are stale): {missing}"
+
+def _docs() -> list[Path]:
+    return [ROOT / README, *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+@pytest.mark.parametrize("source", sorted(SOURCES))
+def test_each_results_table_appears_verbatim_where_it_lives(source):
+    for table, files in SOURCES[source]():
+        for name in files:
+            assert table in (ROOT / name).read_text(), (
+                f"{name} lacks this table rendered from {source} (or its copy is stale):\n{table}"
+            )
+
+
+def test_no_results_table_in_the_documents_is_hand_edited():
+    rendered = [_table_lines(table) for source in SOURCES.values() for table, _ in source()]
+    by_header: dict[str, set[str]] = {}
+    for rows in rendered:
+        by_header.setdefault(rows.splitlines()[0], set()).add(rows)
+    homes = [ROOT / README, *sorted((ROOT / RESULTS_DOCS).glob("*.md"))]
+    checked = 0
+    for path in homes:
+        for table in markdown_tables_in(path.read_text()):
+            header = table.splitlines()[0]
+            if header in by_header:
+                checked += 1
+                assert table in by_header[header], (
+                    f"{path.relative_to(ROOT)}: this table has the header of a rendered results table "
+                    f"but is none of them (stale or edited by hand):\n{table}"
+                )
+    assert checked >= len(rendered), "fewer results tables in the documents than are rendered"
 
 
 def test_tables_bold_what_holm_keeps_and_what_reaches_openblas():
@@ -73,31 +194,27 @@ def test_tables_bold_what_holm_keeps_and_what_reaches_openblas():
     assert "| Arm A − b | +0.10 [−0.50, +0.60] | **+1.0 [+0.5, +1.5] (2.00× [1.50, 3.00])** |" in pairs
 
 
-def test_readme_sqd_study_tables_match_the_committed_study():
-    from lab.analysis.sqd_study import markdown_tables as study_tables
-    from lab.files import read_json
-
-    readme = (ROOT / "README.md").read_text().splitlines()
-    for table in study_tables(read_json(ROOT / "results" / "sqd_study.json")):
-        missing = [line for line in table.splitlines() if line not in readme]
-        assert not missing, f"README.md lacks these rows of results/sqd_study.json (or they are stale): {missing}"
+def test_markdown_tables_in_finds_each_table_outside_code_blocks():
+    text = "intro\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```\n| not | a table |\n```\n| c |\n|---|\n"
+    assert markdown_tables_in(text) == ["| a | b |\n|---|---|\n| 1 | 2 |", "| c |\n|---|"]
 
 
-def test_readme_detector_table_matches_the_committed_report():
-    from lab.analysis.detector_report import markdown_table
-    from lab.files import read_json
-
-    readme = (ROOT / "README.md").read_text().splitlines()
-    table = markdown_table(read_json(ROOT / "results" / "detector.json"))
-    missing = [line for line in table.splitlines() if line not in readme]
-    assert not missing, f"README.md lacks these rows of results/detector.json (or they are stale): {missing}"
+def test_the_readme_is_at_most_350_lines():
+    lines = (ROOT / README).read_text().splitlines()
+    assert len(lines) <= 350, f"README.md has {len(lines)} lines; move detail to docs/"
 
 
-def test_readme_cluster_table_matches_the_committed_benchmark():
-    from lab.analysis.bench_cluster import markdown_table
-    from lab.files import read_json
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 
-    readme = (ROOT / "README.md").read_text().splitlines()
-    table = markdown_table(read_json(ROOT / "results" / "bench_cluster.json"))
-    missing = [line for line in table.splitlines() if line and line not in readme]
-    assert not missing, f"README.md lacks these rows of results/bench_cluster.json (or they are stale): {missing}"
+
+@pytest.mark.parametrize("path", _docs(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_relative_links_point_to_existing_files(path):
+    text = re.sub(r"```.*?```", "", path.read_text(), flags=re.S)  # links in code blocks are not links
+    broken = []
+    for target in LINK.findall(text):
+        if re.match(r"[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+            continue  # a URL, or an anchor in the same page
+        file = (path.parent / target.split("#", 1)[0]).resolve()
+        if not file.is_file():
+            broken.append(target)
+    assert not broken, f"{path.relative_to(ROOT)} links to files that do not exist: {broken}"
