@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from lab.config import MeasureConfig
+from lab.config import MODES, STATUSES, MeasureConfig
 from lab.harness.evaluate import evaluate_batch
+from lab.harness.problems import list_problems
 from tests.conftest import (
+    _AVX512,
     AVX512_MISMATCH,
     CPU_AVX512,
     EXAMPLES,
@@ -36,8 +38,9 @@ pytestmark = [
 CORPUS_CONFIG = MeasureConfig(n=128, min_time_s=0.02, min_reps=3, baseline_min_time_s=0.01, run_timeout_s=4.0)
 #: The run limit of a kernel expected to time out: a second shows it is stopped as well as four do.
 TIMEOUT_RUN_S = 1.0
-#: Attacks whose expected status the harness does not reach yet (each one a known, documented gap;
-#: strict: the day one is fixed, its entry must go).
+#: Attacks whose expected status the harness does not reach yet (each one a known, documented gap:
+#: file name -> why). Each is a strict xfail of test_hostile_kernel: the day one is fixed, its
+#: test XPASSes, which fails the run until the entry goes.
 KNOWN_OPEN: dict[str, str] = {}
 #: How often a kernel is measured again whose verdict is one a neighbour's load can cause and
 #: not the one its header expects. Beside another test worker (`make test` runs two), that load
@@ -50,6 +53,10 @@ LOAD_VERDICTS = frozenset({"suspicious", "timeout"})
 _EXPECT = re.compile(r"expect:\s*(\w+)")
 _OPTION = re.compile(r"\b(problem|mode|threads|n):\s*(\w+)")
 _USES_OPENMP = re.compile(r"#\s*pragma\s+omp|<omp\.h>|\bomp_\w+\s*\(")
+#: The keys a header line may carry (tests/kernels/README.md; `twin:` is bench-window's).
+_HEADER_KEYS = frozenset({"expect", "problem", "mode", "threads", "n", "twin"})
+#: What a header may expect: every status but `harness_error`, which blames the host, not the kernel.
+KERNEL_STATUSES = frozenset(STATUSES) - {"harness_error"}
 
 
 def expectation(path: Path) -> tuple[str, str, MeasureConfig]:
@@ -84,6 +91,18 @@ def examples() -> list[Path]:
     return sorted(EXAMPLES.glob("*/examples/*.[cm]*"))
 
 
+def _hostile_cases(known_open: dict[str, str]) -> list:
+    """One case per hostile kernel; a known open gap is a strict xfail, so its fix fails the run."""
+    return [
+        pytest.param(
+            p,
+            id=p.name,
+            marks=[pytest.mark.xfail(strict=True, reason=known_open[p.name])] if p.name in known_open else [],
+        )
+        for p in corpus("hostile")
+    ]
+
+
 def _load_verdict(status: str, path: Path) -> bool:
     """Whether `status` could be the other worker's doing rather than the kernel's (REMEASURE)."""
     return status in LOAD_VERDICTS and status != expectation(path)[0]
@@ -114,8 +133,74 @@ def scored():
     return results
 
 
-def test_corpus_is_large_enough():
-    assert len(corpus("hostile")) >= 25 and len(corpus("legit")) >= 10
+def test_every_corpus_file_is_scored_with_a_valid_header():
+    """Nothing in the corpus folders is left out by its suffix, and every header says one of the
+    harness's statuses with options the README allows: a typo (`thread: 2`, `expect: wrong`)
+    would otherwise be scored with defaults, or expect a status no kernel can get."""
+    problems = set(list_problems())
+    for kind in ("hostile", "legit"):
+        assert sorted((KERNELS / kind).iterdir()) == [f for f in corpus(kind) if f.parent == KERNELS / kind]
+    for f in corpus("hostile") + corpus("legit"):
+        if f.is_relative_to(EXAMPLES):
+            continue
+        lines = f.read_text().splitlines()
+        opener = "<!--" if f.suffix == ".md" else "//"
+        assert lines[0].startswith(opener) and lines[1].startswith(opener), f"{f.name}: lines 1-2 are comments"
+        keys = re.findall(r"\b(\w+):", lines[0])
+        assert keys[0] == "expect" and set(keys) <= _HEADER_KEYS and len(keys) == len(set(keys)), (f.name, keys)
+        status, problem, config = expectation(f)
+        assert status in KERNEL_STATUSES and problem in problems and config.mode in MODES, (f.name, lines[0])
+        assert config.threads >= 1 and config.n >= 1, (f.name, lines[0])
+
+
+def test_the_corpus_covers_every_status_and_its_legit_kernels_expect_ok():
+    hostile = {expectation(f)[0] for f in corpus("hostile")}
+    assert hostile == KERNEL_STATUSES  # each verdict has kernels that must get it (ok: attacks that change nothing)
+    assert {f.name: expectation(f)[0] for f in corpus("legit")} == {f.name: "ok" for f in corpus("legit")}
+    assert len(corpus("legit")) > len(examples())  # tests/kernels/legit is scored, not only harness/*/examples
+
+
+def test_kernels_of_the_newer_problems_are_named_after_them():
+    """README: files for a problem other than DGEMM start with its name (older DGEMV ones may not)."""
+    misnamed = [
+        f.name
+        for f in corpus("hostile") + corpus("legit")
+        if not f.is_relative_to(EXAMPLES)
+        and (problem := expectation(f)[1]) not in ("dgemm", "dgemv")
+        and not f.name.startswith(problem + "_")
+    ]
+    assert misnamed == []
+
+
+def test_each_avx512_attack_that_must_run_has_an_avx2_form_with_the_same_header():
+    """README: the nine hostile kernels written with AVX-512 whose attack needs it to run (not
+    stopped by their text) each have an AVX2 form beside it, so the attack runs on any CPU."""
+    hostile = KERNELS / "hostile"
+    needs_avx512 = sorted(
+        f.name
+        for f in corpus("hostile")
+        if _AVX512.search(f.read_text()) and expectation(f)[0] not in {"format_error", "forbidden", "compile_error"}
+    )
+    assert len(needs_avx512) == 9, needs_avx512
+    for name in needs_avx512:
+        stem = name.removesuffix(".c")
+        forms = {stem.replace("avx512", "avx2") + ".c", stem + "_avx2.c"} - {name}
+        (avx2,) = [hostile / n for n in forms if (hostile / n).is_file()]
+        assert not _AVX512.search(avx2.read_text()), avx2.name
+        assert avx2.read_text().splitlines()[0] == (hostile / name).read_text().splitlines()[0], avx2.name
+
+
+def test_known_open_gaps_are_strict_xfails_of_existing_kernels():
+    names = {f.name for f in corpus("hostile")}
+    assert set(KNOWN_OPEN) <= names, set(KNOWN_OPEN) - names  # no stale entry
+    gap = sorted(names)[len(names) // 2]
+    cases = _hostile_cases({gap: "a documented gap"})
+    assert [c.id for c in cases] == [f.name for f in corpus("hostile")]
+    marked = [c for c in cases if c.marks]
+    assert [c.id for c in marked] == [gap] and [(m.name, m.kwargs) for m in marked[0].marks] == [
+        ("xfail", {"strict": True, "reason": "a documented gap"})
+    ]
+    assert not any(c.marks for c in _hostile_cases({}))
 
 
 def test_only_load_verdicts_the_header_does_not_expect_are_measured_again():
@@ -127,7 +212,14 @@ def test_only_load_verdicts_the_header_does_not_expect_are_measured_again():
     assert not _load_verdict("wrong_result", legit)
 
 
-@pytest.mark.parametrize("path", corpus("hostile"), ids=lambda p: p.name)
+def test_nothing_escaped_the_sandbox(scored):
+    """Checked once beside each kernel's own test, so that a known gap's xfail cannot hide an escape."""
+    assert len(scored) == len(corpus("hostile")) + len(corpus("legit")) + len(examples())
+    assert not live_sandbox_processes()
+    assert not list(Path("/tmp").glob("lab_escape_canary_*"))
+
+
+@pytest.mark.parametrize("path", _hostile_cases(KNOWN_OPEN))
 def test_hostile_kernel(path, scored):
     status, _, config = expectation(path)
     result = scored[path, config.mode]
@@ -135,8 +227,6 @@ def test_hostile_kernel(path, scored):
     # Nothing escaped: no process of a sandbox uid, no file outside the sandbox.
     assert not live_sandbox_processes()
     assert not list(Path("/tmp").glob("lab_escape_canary_*"))
-    if path.name in KNOWN_OPEN:
-        pytest.xfail(KNOWN_OPEN[path.name])
     if on_this_cpu(status, text) != status:
         assert_status_on_this_cpu(result, status, text, path.name)
         pytest.skip(f"{path.name} is written with AVX-512, which this CPU lacks: the attack cannot run here")
