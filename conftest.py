@@ -18,6 +18,10 @@ import pytest
 
 os.environ["LAB_CACHE_DIR"] = tempfile.mkdtemp(prefix="lab-test-cache-")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# The suite's sandboxed kernels run as uids of their own (a sandbox namespace, lab.harness.sandbox),
+# so that the suite and a lab run on the same machine (`make reproduce`) never clear, kill or wait
+# for each other's sandbox processes. The CPU locks stay machine-wide: both sides' timings stay honest.
+os.environ.setdefault("LAB_SANDBOX_NAMESPACE", "1")
 # The pytest-xdist workers of one run share the calibration folder inside their caches: the
 # controller makes it, the workers (started after this file is read) inherit the variable. Each
 # worker calibrating on its own measured every baseline twice, each time holding every CPU

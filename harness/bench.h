@@ -245,7 +245,7 @@ static void problem_call_baseline(int n);                 /* textbook serial ver
 static int problem_check_full(int n, double tol, char *why, size_t len);                 /* 0 = ok */
 static int problem_check_fast(int n, double tol, uint64_t seed, char *why, size_t len);  /* 0 = ok */
 static double problem_flops(int n);
-static void problem_checksum(int n, double *sum, double *abs_sum);                       /* of the outputs */
+static void problem_checksum(int n, double *sum, double *abs_sum);                       /* of the outputs (bench_checksum) */
 #endif
 
 #define BENCH_MAX_ARRAYS 8
@@ -284,6 +284,16 @@ static inline void bench_poison(double *x, size_t count) {
 static inline void bench_poison_i64(int64_t *x, size_t count) {
     for (size_t i = 0; i < count; i++) x[i] = BENCH_POISON_I64;
 }
+
+#ifdef LAB_ROLE_MEASURER
+/* problem_checksum of an output of `count` doubles: their sum and the sum of their absolute
+ * values, added in index order (the parent compares both with its NumPy reference's). */
+static inline void bench_checksum(const double *x, size_t count, double *sum, double *abs_sum) {
+    double s = 0.0, a = 0.0;
+    for (size_t i = 0; i < count; i++) { s += x[i]; a += fabs(x[i]); }
+    *sum = s; *abs_sum = a;
+}
+#endif
 
 #ifdef LAB_ROLE_RUNNER
 /* ======================================================================================

@@ -3,14 +3,11 @@ the smoke policy that every test worker shares."""
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
 import re
 import subprocess
 import sys
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -89,47 +86,12 @@ def assert_status_on_this_cpu(result, expected: str, text: str, what: str) -> No
 CPU_LOCK_WAIT_S = 240.0
 
 
-def cpu_lock_file(cpu: int) -> Path:
-    """The harness's lock file of one CPU, created as the harness creates it: any user's
-    evaluator locks the same files, so neither the folder nor a file may end up root-only."""
-    folder = sandbox.lock_dir()
-    if not folder.is_dir():
-        with contextlib.suppress(FileExistsError):
-            folder.mkdir(parents=True)
-            os.chmod(folder, 0o1777)
-    path = folder / f"cpu{cpu}.lock"
-    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o666)
-    with contextlib.suppress(PermissionError):
-        os.fchmod(fd, 0o666)  # despite the umask
-    os.close(fd)
-    return path
-
-
-@contextlib.contextmanager
-def _holding_cpu(cpu: int) -> Iterator[None]:
-    """The harness's machine-wide lock of one CPU (the one its evaluations take), taken without
-    the harness's own clearing of the CPU's uid: that would kill the very process an escape check
-    looks for. Polled like the harness does, for at most CPU_LOCK_WAIT_S."""
-    fd = os.open(cpu_lock_file(cpu), os.O_RDWR)
-    try:
-        deadline = time.monotonic() + CPU_LOCK_WAIT_S
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"CPU {cpu} stayed locked for {CPU_LOCK_WAIT_S:g} s") from None
-                time.sleep(0.02)
-        yield
-    finally:
-        os.close(fd)
-
-
 def live_sandbox_processes(holding: Sequence[int] = ()) -> list[int]:
-    """Live processes owned by any sandbox uid of this machine's CPUs, looked for while no
-    evaluation runs anywhere on the machine: every CPU's lock is taken first, so that a kernel
-    another test worker is measuring in its slot is not taken for one that escaped.
+    """Live processes owned by any sandbox uid of this machine's CPUs in the suite's namespace
+    (conftest.py sets it), looked for while no evaluation of the suite runs: the uid lock of every
+    CPU is taken first (sandbox.hold_cpus(machine_wide=False), which clears nothing), so that a
+    kernel another test worker is measuring in its slot is not taken for one that escaped. A lab
+    run's kernels on the same machine run as other uids, so this neither sees nor waits for them.
 
     `holding`: the CPUs of the slot this test itself holds (its lock is already this test's).
     They must be the lowest CPUs (core_slot(..., preferred=0, exact=True)): the locks are taken
@@ -137,10 +99,8 @@ def live_sandbox_processes(holding: Sequence[int] = ()) -> list[int]:
     higher CPU while this waits for a lower one could wait on a calibration that waits on it."""
     cpus = sorted(os.sched_getaffinity(0))
     assert sorted(holding) == cpus[: len(holding)], f"hold the lowest CPUs, not {sorted(holding)} of {cpus}"
-    with contextlib.ExitStack() as locks:
-        for cpu in cpus[len(holding) :]:
-            locks.enter_context(_holding_cpu(cpu))
-        return [pid for cpu in cpus for pid in sandbox._uid_processes(sandbox.SANDBOX_UID_BASE + cpu)[0]]
+    with sandbox.hold_cpus(cpus[len(holding) :], machine_wide=False, timeout_s=CPU_LOCK_WAIT_S):
+        return [pid for cpu in cpus for pid in sandbox.live_processes(sandbox.sandbox_uid(cpu))]
 
 
 @pytest.fixture(scope="session")

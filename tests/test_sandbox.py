@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from lab.harness import sandbox
-from tests.conftest import cpu_lock_file, live_sandbox_processes, requires_root
+from tests.conftest import live_sandbox_processes, requires_root
 
 
 @pytest.fixture
@@ -356,36 +356,33 @@ def test_locks_are_machine_wide_whatever_the_tmpdir(monkeypatch, tmp_path):
 
 @requires_root
 def test_a_uid_that_still_owns_processes_is_cleared_before_it_is_handed_out():
-    cpu = min(os.sched_getaffinity(0))
-    uid = sandbox.SANDBOX_UID_BASE + cpu
     with sandbox.core_slot(1) as (cores, held_uid):
-        other = sandbox.SANDBOX_UID_BASE + cores[0]
+        other = sandbox.sandbox_uid(cores[0])
         index = sorted(os.sched_getaffinity(0)).index(cores[0])
     # A leftover of a dead evaluator: a process of that uid, outside any sandbox run.
     leftover = subprocess.Popen(["sleep", "30"], user=other, group=other, extra_groups=[])
     try:
         # That slot again, even if another test worker now holds the first one.
         with sandbox.core_slot(1, preferred=index, exact=True) as (cores, uid):
-            assert uid == other and not sandbox._uid_processes(uid)[0]
+            assert uid == other and not sandbox.live_processes(uid)
     finally:
         leftover.kill()
         leftover.wait()
 
 
-#: Another evaluator measuring a kernel: it holds CPU argv[1]'s lock (file argv[3]), runs a process
-#: of that CPU's sandbox uid, says so, and after argv[2] seconds ends it and gives the CPU back.
+#: Another evaluator measuring a kernel: it holds CPU argv[1]'s locks (as an evaluation does), runs a
+#: process of that CPU's sandbox uid, says so, and after argv[2] seconds ends it and gives the CPU back.
 _EVALUATOR = """
-import fcntl, os, subprocess, sys, time
+import subprocess, sys, time
 from lab.harness import sandbox
 cpu, hold_s = int(sys.argv[1]), float(sys.argv[2])
-fd = os.open(sys.argv[3], os.O_RDWR)
-fcntl.flock(fd, fcntl.LOCK_EX)
-uid = sandbox.SANDBOX_UID_BASE + cpu
-kernel = subprocess.Popen(["sleep", "30"], user=uid, group=uid, extra_groups=[])
-print("measuring", flush=True)
-time.sleep(hold_s)
-kernel.kill()
-kernel.wait()
+with sandbox.hold_cpus([cpu]):
+    uid = sandbox.sandbox_uid(cpu)
+    kernel = subprocess.Popen(["sleep", "30"], user=uid, group=uid, extra_groups=[])
+    print("measuring", flush=True)
+    time.sleep(hold_s)
+    kernel.kill()
+    kernel.wait()
 """
 
 
@@ -396,7 +393,7 @@ def test_escape_checks_wait_out_a_kernel_in_its_slot_and_see_a_leftover():
     is found."""
     last = sorted(os.sched_getaffinity(0))[-1]
     evaluator = subprocess.Popen(
-        [sys.executable, "-c", _EVALUATOR, str(last), "1.5", str(cpu_lock_file(last))],
+        [sys.executable, "-c", _EVALUATOR, str(last), "1.5"],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -416,3 +413,82 @@ def test_escape_checks_wait_out_a_kernel_in_its_slot_and_see_a_leftover():
         finally:
             leftover.kill()
             leftover.wait()
+
+
+# ---- sandbox namespaces and the public lock helpers -------------------------------------------
+# Each of these tests locks a private set of slots (LAB_LOCK_DIR in its own temporary folder) in
+# namespaces no other test uses (2 to 5): nothing it holds or plants can meet another test's.
+
+
+@pytest.fixture
+def private_locks(monkeypatch, tmp_path):
+    monkeypatch.setenv("LAB_LOCK_DIR", str(tmp_path / "locks"))
+    return tmp_path / "locks"
+
+
+def test_a_namespace_has_uids_and_uid_locks_of_its_own(monkeypatch):
+    cpus = sorted(os.sched_getaffinity(0))
+    monkeypatch.delenv("LAB_SANDBOX_NAMESPACE", raising=False)
+    assert sandbox.namespace() == 0 and sandbox.sandbox_uid(cpus[0]) == sandbox.SANDBOX_UID_BASE + cpus[0]
+    default_uids, default_locks = {sandbox.sandbox_uid(c) for c in cpus}, sandbox.uid_lock_dir()
+    monkeypatch.setenv("LAB_SANDBOX_NAMESPACE", "2")
+    assert sandbox.namespace() == 2
+    assert sandbox.sandbox_uid(5) == sandbox.SANDBOX_UID_BASE + 2 * sandbox.UID_NAMESPACE_STRIDE + 5
+    assert default_uids.isdisjoint(sandbox.sandbox_uid(c) for c in cpus)
+    assert sandbox.uid_lock_dir() != default_locks and sandbox.uid_lock_dir().parent == sandbox.lock_dir()
+    assert sandbox.lock_dir() == Path(os.environ.get("LAB_LOCK_DIR") or "/dev/shm/lab-locks")  # machine-wide
+    monkeypatch.setenv("LAB_SANDBOX_NAMESPACE", str(sandbox.MAX_NAMESPACE))
+    assert sandbox.sandbox_uid(sandbox.UID_NAMESPACE_STRIDE - 1) < 2**31
+    for bad in ("x", "-1", str(sandbox.MAX_NAMESPACE + 1), "1.5"):
+        monkeypatch.setenv("LAB_SANDBOX_NAMESPACE", bad)
+        with pytest.raises(ValueError, match="LAB_SANDBOX_NAMESPACE"):
+            sandbox.namespace()
+
+
+def test_cpu_locks_are_shared_by_namespaces_and_uid_locks_are_not(monkeypatch, private_locks):
+    """An evaluation in one namespace holds its CPU against every namespace (timing) and its uid
+    against its own namespace only: another namespace's escape check does not wait for it."""
+    cpu = min(os.sched_getaffinity(0))
+    monkeypatch.setenv("LAB_SANDBOX_NAMESPACE", "2")
+    with sandbox.core_slot(1, preferred=0, exact=True) as (cores, uid):
+        assert cores == (cpu,) and uid == sandbox.sandbox_uid(cpu)
+        for machine_wide in (True, False):  # its own namespace: neither lock is free
+            with pytest.raises(sandbox.SandboxBusy), sandbox.hold_cpus([cpu], machine_wide, timeout_s=0.05):
+                pass
+        monkeypatch.setenv("LAB_SANDBOX_NAMESPACE", "3")
+        with pytest.raises(sandbox.SandboxBusy), sandbox.hold_cpus([cpu], timeout_s=0.05):
+            pass  # the CPU: held for every namespace
+        with sandbox.hold_cpus([cpu], machine_wide=False, timeout_s=0.05):
+            pass  # namespace 3's uid lock of that CPU: free
+    with sandbox.hold_cpus([cpu], timeout_s=0.05):  # given back
+        pass
+
+
+def test_whole_machine_holds_every_cpu(monkeypatch, private_locks):
+    monkeypatch.setenv("LAB_SANDBOX_NAMESPACE", "4")
+    with sandbox.whole_machine():
+        for cpu in os.sched_getaffinity(0):
+            with pytest.raises(sandbox.SandboxBusy), sandbox.hold_cpus([cpu], timeout_s=0.02):
+                pass
+    with sandbox.hold_cpus(os.sched_getaffinity(0), timeout_s=0.05):
+        pass
+
+
+@requires_root
+def test_a_slot_never_clears_another_namespaces_uid(monkeypatch, private_locks):
+    """A leftover of namespace 5 (a lab run's kernel, for this test) survives namespace 4 (the test
+    suite's) taking its CPU, and is cleared when namespace 5 takes the CPU again."""
+    cpu = min(os.sched_getaffinity(0))
+    monkeypatch.setenv("LAB_SANDBOX_NAMESPACE", "5")
+    other = sandbox.sandbox_uid(cpu)
+    leftover = subprocess.Popen(["sleep", "30"], user=other, group=other, extra_groups=[])
+    try:
+        monkeypatch.setenv("LAB_SANDBOX_NAMESPACE", "4")
+        with sandbox.core_slot(1, preferred=0, exact=True) as (_, uid):
+            assert uid != other and sandbox.live_processes(other) == [leftover.pid]
+        monkeypatch.setenv("LAB_SANDBOX_NAMESPACE", "5")
+        with sandbox.core_slot(1, preferred=0, exact=True) as (_, uid):
+            assert uid == other and sandbox.live_processes(other) == []
+    finally:
+        leftover.kill()
+        leftover.wait()

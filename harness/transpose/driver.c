@@ -85,9 +85,6 @@ static int problem_check_fast(int n, double tol, uint64_t seed, char *why, size_
 static double problem_flops(int n) { return 16.0 * (double)n * (double)n; }
 
 static void problem_checksum(int n, double *sum, double *abs_sum) {
-    size_t nn = (size_t)n * (size_t)n;
-    double s = 0.0, a = 0.0;
-    for (size_t i = 0; i < nn; i++) { s += Bout[i]; a += fabs(Bout[i]); }
-    *sum = s; *abs_sum = a;
+    bench_checksum(Bout, (size_t)n * (size_t)n, sum, abs_sum);
 }
 #endif

@@ -78,10 +78,36 @@ def _path() -> Path:
     return paths.cache_dir() / "calibration" / f"{machine_fingerprint()}.json"
 
 
-def _load() -> dict:
+def _read(path: Path) -> dict:
+    """The calibration file's values, read and parsed ({} if it is missing or unreadable)."""
     with contextlib.suppress(OSError, ValueError):
-        return json.loads(_path().read_text())
+        return json.loads(path.read_text())
     return {}
+
+
+#: path -> ((inode, mtime_ns, size) of the file when it was read, its values). One evaluation asks
+#: for its calibrations about ten times (before it measures and again for the verdict's bounds);
+#: each reads the same file, which changes only when a calibration is added (rarely).
+_loaded: dict[Path, tuple[tuple[int, int, int], dict]] = {}
+
+
+def _load() -> dict:
+    """The calibration file's values (a copy, which the caller may change), read again only when the
+    file has changed since: write_json replaces it by a rename, so another process's write gives it a
+    new inode (and mtime), seen at the next call. The stat costs microseconds, parsing the file
+    (a few hundred entries on a machine used for long) about a millisecond."""
+    path = _path()
+    try:
+        st = path.stat()
+    except OSError:
+        return {}
+    version = (st.st_ino, st.st_mtime_ns, st.st_size)
+    known = _loaded.get(path)
+    if known is None or known[0] != version:
+        # Stat first, read second: a file replaced in between is read in its newer version, and
+        # the next call (a version that differs from the one recorded) reads it once more.
+        known = _loaded[path] = (version, _read(path))
+    return dict(known[1])
 
 
 def _store(values: dict[str, float]) -> None:
@@ -90,13 +116,9 @@ def _store(values: dict[str, float]) -> None:
     write_json(_path(), data)
 
 
-@contextlib.contextmanager
-def _whole_machine():
-    """Hold every CPU slot of this machine (one at a time, in order, so two callers cannot deadlock)."""
-    with contextlib.ExitStack() as stack:
-        for slot in range(len(os.sched_getaffinity(0))):
-            stack.enter_context(sandbox.core_slot(1, preferred=slot, exact=True))
-        yield
+def _whole_machine() -> contextlib.AbstractContextManager[None]:
+    """Every CPU slot of this machine held (lab.harness.sandbox.whole_machine), for one calibration."""
+    return sandbox.whole_machine()
 
 
 def _calibrated_many(keys: Iterable[str], measure: Callable[[list[int]], dict[str, float]]) -> dict[str, float]:

@@ -37,6 +37,22 @@ guarantees.
 
 CPU slots are locked machine-wide (flock on files in `lock_dir()`, a fixed path
 under /dev/shm), so evaluators with different TMPDIRs never share CPUs or uids.
+`core_slot()` takes a slot for an evaluation (and clears its uid of leftovers);
+`hold_cpus()` takes CPUs' locks without touching their uids (escape checks, another
+evaluator's stand-in in a test), `whole_machine()` every slot at once (calibrations).
+
+Sandbox namespaces keep two lab processes on one machine apart (`make test` beside
+`make reproduce`, in one checkout or two): $LAB_SANDBOX_NAMESPACE = k (an integer,
+0 when unset; the test suite sets 1 in the root conftest.py) gives CPU c the uid
+`sandbox_uid(c)` = SANDBOX_UID_BASE + k * UID_NAMESPACE_STRIDE + c, and the uid's
+lock a folder of the namespace's own, `uid_lock_dir()` (in `lock_dir()`). A slot's
+uid is cleared (every process of it killed) when the slot is handed out, so two
+namespaces sharing uids could kill each other's kernels; with their own uids and uid
+locks, one namespace's leftovers, escape checks and clearing never touch another's.
+The CPU locks themselves stay machine-wide, shared by every namespace: they are what
+keeps timing honest (a kernel timed beside another on its CPU, or a calibration
+taken under load, is wrong for good), so the test suite's evaluations still wait
+for a lab run's CPUs and the other way round.
 
 Why by hand: Python 3.11 has no os.unshare, and a setuid helper such as
 bubblewrap is not on every machine the lab runs on; the few libc calls and
@@ -57,7 +73,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,8 +82,13 @@ _CLONE_NEWNS, _CLONE_NEWNET, _CLONE_NEWIPC = 0x00020000, 0x40000000, 0x08000000
 _MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
 _PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER, _PR_SET_NO_NEW_PRIVS = 1, 36, 38
 
-#: First of the sandbox user ids; slot k runs as SANDBOX_UID_BASE + k.
+#: First of the sandbox user ids: in namespace k, CPU c's slot runs as
+#: SANDBOX_UID_BASE + k * UID_NAMESPACE_STRIDE + c (sandbox_uid).
 SANDBOX_UID_BASE = 1_900_000_000
+#: uids per namespace: more than the CPUs of any machine (a CPU number is below 65536).
+UID_NAMESPACE_STRIDE = 65536
+#: The last namespace: every sandbox uid stays below 2^31 (some tools read a uid as signed).
+MAX_NAMESPACE = 999
 #: Longest wait for a free CPU slot before the evaluation fails as the host's fault.
 LOCK_TIMEOUT_S = 900.0
 #: How much of the program's output is kept for the verdict's detail.
@@ -140,9 +161,44 @@ def isolation_level() -> str:
 
 
 def lock_dir() -> Path:
-    """Where the locks that serialize use of each CPU (and its uid) live: one fixed place per machine
-    ($LAB_LOCK_DIR overrides it, for tests that need a private set of slots)."""
+    """Where the locks that serialize use of each CPU live: one fixed place per machine, shared by
+    every namespace ($LAB_LOCK_DIR overrides it, for tests that need a private set of slots)."""
     return Path(os.environ.get("LAB_LOCK_DIR") or "/dev/shm/lab-locks")
+
+
+def namespace() -> int:
+    """This process's sandbox namespace, $LAB_SANDBOX_NAMESPACE (0 when unset or empty): an integer
+    from 0 to MAX_NAMESPACE. Read at every call, like lab.paths, so a test or a child process can
+    be given another one through its environment."""
+    raw = os.environ.get("LAB_SANDBOX_NAMESPACE", "").strip()
+    try:
+        k = int(raw or "0")
+    except ValueError:
+        k = -1
+    if not 0 <= k <= MAX_NAMESPACE:
+        raise ValueError(f"LAB_SANDBOX_NAMESPACE must be an integer from 0 to {MAX_NAMESPACE}, not {raw!r}")
+    return k
+
+
+def sandbox_uid(cpu: int) -> int:
+    """The sandbox user id of CPU `cpu`'s slot in this namespace.
+
+    >>> sandbox_uid(3) - sandbox_uid(0), (sandbox_uid(0) - SANDBOX_UID_BASE) // UID_NAMESPACE_STRIDE == namespace()
+    (3, True)
+    """
+    return SANDBOX_UID_BASE + namespace() * UID_NAMESPACE_STRIDE + cpu
+
+
+def uid_lock_dir() -> Path:
+    """Where this namespace's uid locks live (a folder of lock_dir(), one per namespace): held with
+    the CPU lock by every evaluation, and alone by an escape check (hold_cpus(machine_wide=False)),
+    which then waits only for this namespace's evaluations."""
+    return lock_dir() / f"uids-ns{namespace()}"
+
+
+def live_processes(uid: int) -> list[int]:
+    """The pids of the live (not zombie) processes owned by `uid`."""
+    return _uid_processes(uid)[0]
 
 
 # ---- cgroups ------------------------------------------------------------------------------
@@ -374,53 +430,100 @@ class SandboxBusy(RuntimeError):
     """A sandbox resource is held by something the harness cannot clear (a host fault)."""
 
 
+def _lock_folder(folder: Path) -> Path:
+    if not folder.is_dir():
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(parents=True)
+            os.chmod(folder, 0o1777)  # any user's evaluator locks CPUs here, as in /tmp
+    return folder
+
+
+def _open_lock(path: Path) -> int:
+    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o666)
+    with contextlib.suppress(PermissionError):
+        os.fchmod(fd, 0o666)  # despite the umask: other users lock the same file
+    return fd
+
+
+def _lock_paths(cpu: int) -> tuple[Path, Path]:
+    """CPU `cpu`'s locks, in the order they are taken: this namespace's lock of its uid, then the
+    machine-wide lock of the CPU (every taker goes in this order, so none waits on another in a cycle).
+    Only the first is the namespace's: the CPU is one for every namespace, and so is its timing."""
+    cpu_locks = _lock_folder(lock_dir())  # first: the uid folder inside it must not create it root-only
+    return _lock_folder(uid_lock_dir()) / f"cpu{cpu}.lock", cpu_locks / f"cpu{cpu}.lock"
+
+
+def _try_lock(paths: Sequence[Path]) -> list[int] | None:
+    """flock every file of `paths` without waiting: the descriptors holding them all, or None (none held)."""
+    fds: list[int] = []
+    for path in paths:
+        fd = _open_lock(path)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            for held in fds:
+                os.close(held)
+            return None
+        fds.append(fd)
+    return fds
+
+
+@contextlib.contextmanager
+def hold_cpus(cpus: Iterable[int], machine_wide: bool = True, timeout_s: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+    """Hold the locks of `cpus`, one CPU at a time in ascending order (the order core_slot(exact=True)
+    callers and whole_machine() take them in), without touching their uids: no process is killed.
+
+    machine_wide=True: this namespace's uid lock and the machine-wide CPU lock of each, so that no
+    evaluation of any namespace runs there meanwhile (another evaluator's stand-in in a test, work
+    that must not be timed beside a kernel). machine_wide=False: the uid locks only, so that no
+    evaluation of this namespace holds those CPUs' uids (an escape check: a process of such a uid
+    is then a leftover, not a kernel being measured), without waiting for other namespaces' runs.
+    Each lock is polled (flock has no timeout); SandboxBusy after `timeout_s` seconds on one.
+    """
+    with contextlib.ExitStack() as stack:
+        for cpu in sorted(set(cpus)):
+            for path in _lock_paths(cpu)[: 2 if machine_wide else 1]:
+                deadline = time.monotonic() + timeout_s
+                while (fds := _try_lock([path])) is None:
+                    if time.monotonic() > deadline:
+                        raise SandboxBusy(f"{path} stayed locked for {timeout_s:g} s")
+                    time.sleep(0.02)
+                stack.callback(os.close, fds[0])
+        yield
+
+
 @contextlib.contextmanager
 def core_slot(threads: int, preferred: int = 0, exact: bool = False) -> Iterator[tuple[tuple[int, ...], int]]:
     """Hold `threads` CPUs (and the sandbox uid that goes with them) for one evaluation.
 
     CPUs are locked with flock on files in lock_dir(), so concurrent evaluations in any
-    process on this machine never share a CPU or a uid. Yields (cores, uid).
+    process on this machine never share a CPU; their uids with flock on files in
+    uid_lock_dir() as well. Yields (cores, uid), the uid cleared of any process left in it.
     """
     cpus = sorted(os.sched_getaffinity(0))
     threads = max(1, min(threads, len(cpus)))
     slots = [tuple(cpus[i : i + threads]) for i in range(0, len(cpus) - threads + 1, threads)]
-    locks = lock_dir()
-    if not locks.is_dir():
-        with contextlib.suppress(FileExistsError):
-            locks.mkdir(parents=True)
-            os.chmod(locks, 0o1777)  # any user's evaluator locks CPUs here, as in /tmp
     order = slots[preferred % len(slots) :] + slots[: preferred % len(slots)]
-
-    def lock(slot: tuple[int, ...]) -> list[int] | None:  # all of the slot's CPUs, or none
-        fds = []
-        for cpu in slot:
-            path = locks / f"cpu{cpu}.lock"
-            fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o666)
-            with contextlib.suppress(PermissionError):
-                os.fchmod(fd, 0o666)  # despite the umask: other users lock the same file
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                for held in fds:
-                    os.close(held)
-                return None
-            fds.append(fd)
-        return fds
 
     # The preferred slot if free, else any free one; when all are busy, poll (flock has no timeout).
     # exact=True waits for the preferred slot only: callers taking several slots take them in order.
     candidates = order[:1] if exact else order
+    slot_locks = {slot: [path for cpu in slot for path in _lock_paths(cpu)] for slot in candidates}
+
+    def lock(slot: tuple[int, ...]) -> list[int] | None:  # all of the slot's locks, or none
+        return _try_lock(slot_locks[slot])
+
     deadline = time.monotonic() + LOCK_TIMEOUT_S
     while True:
         chosen = next((slot for slot in candidates if (fds := lock(slot)) is not None), None)
         if chosen is not None:
             break
         if time.monotonic() > deadline:
-            raise SandboxBusy(f"no CPU slot came free in {LOCK_TIMEOUT_S:g} s (locks in {locks})")
+            raise SandboxBusy(f"no CPU slot came free in {LOCK_TIMEOUT_S:g} s (locks in {lock_dir()})")
         time.sleep(0.02)
     try:
-        uid = SANDBOX_UID_BASE + chosen[0]
+        uid = sandbox_uid(chosen[0])
         if is_root() and _uid_processes(uid)[0] and _kill_uid(uid):
             # Left by an evaluator that died without cleaning up, and unkillable: never hand it out.
             raise SandboxBusy(f"sandbox uid {uid} still owns processes that cannot be killed")
@@ -428,6 +531,17 @@ def core_slot(threads: int, preferred: int = 0, exact: bool = False) -> Iterator
     finally:
         for fd in fds:
             os.close(fd)
+
+
+@contextlib.contextmanager
+def whole_machine() -> Iterator[None]:
+    """Hold every CPU slot of this process's CPUs, as core_slot hands them out (each uid cleared of
+    leftovers, whose spinning would slow what runs here), taken one at a time in ascending order so
+    that two callers cannot deadlock: what each calibration is measured under."""
+    with contextlib.ExitStack() as stack:
+        for slot in range(len(os.sched_getaffinity(0))):
+            stack.enter_context(core_slot(1, preferred=slot, exact=True))
+        yield
 
 
 def prepare_workdir(path: Path, uid: int | None) -> None:
