@@ -142,10 +142,11 @@ def _score_batch(src: Path, out: Path, address: str, cache: Path, *flags: str) -
 
 
 def test_a_batch_survives_a_worker_killed_midway_and_an_odd_worker_is_refused(cluster, tmp_path):
-    # "odd" runs another harness (one more file in its folder): another evaluator fingerprint.
+    # "odd" runs another harness (one more definition in bench.h): another measurement version.
+    # (A changed comment or README would not count: it changes no measurement.)
     other = tmp_path / "other-harness"
     shutil.copytree(ROOT / "harness", other)
-    (other / "NOTE.md").write_text("a changed harness\n")
+    (other / "bench.h").write_text((other / "bench.h").read_text() + "\n#define LAB_ODD_HARNESS 1\n")
     cluster.add_worker("w1")
     cluster.add_worker("w2")
     cluster.add_worker("odd", LAB_HARNESS_DIR=str(other))

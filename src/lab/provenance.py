@@ -137,24 +137,40 @@ def _files(root: Path, entries: Iterable[str]) -> list[Path]:
     return [p for p in found if "__pycache__" not in p.parts]
 
 
-def compute_measurement_version(package_dir: Path, harness_dir: Path) -> str:
-    """The measurement version of the lab package in `package_dir` with the C harness in `harness_dir`."""
+def _package_digest(package_dir: Path) -> bytes:
     h = hashlib.sha256()
     # The modules' digests in sorted order, without their names: moving code between measured
     # modules changes no number, so it keeps the version.
     for digest in sorted(hashlib.sha256(source_digest(p)).digest() for p in _files(package_dir, MEASURED)):
         h.update(digest)
+    return h.digest()
+
+
+def _harness_digest(harness_dir: Path) -> bytes:
+    h = hashlib.sha256()
     for path in sorted(p for p in harness_dir.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
         rel = path.relative_to(harness_dir).as_posix()
         if not _HARNESS_SKIP.search(rel):
             h.update(b"harness/" + rel.encode() + b"\0" + source_digest(path) + b"\0")
-    return h.hexdigest()[:16]
+    return h.digest()
+
+
+def compute_measurement_version(package_dir: Path, harness_dir: Path) -> str:
+    """The measurement version of the lab package in `package_dir` with the C harness in `harness_dir`."""
+    return hashlib.sha256(_package_digest(package_dir) + _harness_digest(harness_dir)).hexdigest()[:16]
 
 
 @cache
+def _this_package() -> bytes:
+    # Once per process: the Python that runs is the Python that was imported, whatever the files
+    # on disk say later (a long-lived cluster worker reports the code it loaded).
+    return _package_digest(Path(__file__).resolve().parent)
+
+
 def measurement_version() -> str:
-    """This checkout's measurement version (taken once per process: the code does not change under it)."""
-    return compute_measurement_version(Path(__file__).resolve().parent, paths.harness_dir())
+    """This process's measurement version: the lab package it imported, and the C harness that
+    `paths.harness_dir()` holds now (a few milliseconds: it is what the next kernel is built from)."""
+    return hashlib.sha256(_this_package() + _harness_digest(paths.harness_dir())).hexdigest()[:16]
 
 
 def _git(*args: str, cwd: Path | None = None) -> str | None:

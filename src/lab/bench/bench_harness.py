@@ -108,7 +108,8 @@ def _batch(n: int, duplicates: float, root: Path | None = None) -> tuple[list[st
 
 
 def _probe(tree: Path, code: str, *args: str) -> dict:
-    """Run a probe with `tree`'s lab package, a cold private cache and private CPU locks."""
+    """Run a probe with `tree`'s lab package and a cold private cache (the CPU locks stay the
+    machine's: the probes are timed)."""
     with tempfile.TemporaryDirectory(prefix="lab-bench-") as cache:
         env = {**os.environ, "PYTHONPATH": str(tree / "src"), "LAB_CACHE_DIR": cache}
         out = subprocess.run(

@@ -10,8 +10,9 @@ per host) and its own calibration, and returns the result with its host, worker 
 machine fingerprint. The cache is written by the client only, from results it received.
 
 Which workers measure. On connecting, and again before each batch for workers that joined
-since, every worker is asked for its machine fingerprint (compiler and CPU) and its
-evaluator fingerprint (the C harness and the evaluator's code). The cluster's machine is the
+since, every worker is asked for its machine fingerprint (compiler and CPU) and the measurement
+version of its code (lab.provenance: the C harness and the modules on the measuring path,
+the same version results are reused by). The cluster's machine is the
 fingerprint most workers have; a worker with another machine or other evaluator code is
 refused: it is never sent a task, and a line names it. So one batch's speedups always come
 from one kind of machine. (The majority is taken among the workers running the client's

@@ -54,7 +54,6 @@ import time
 import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +62,6 @@ from tqdm.auto import tqdm
 
 from lab import paths
 from lab.config import ComputeConfig, MeasureConfig
-from lab.files import tree_hash
 from lab.harness import cluster, plausibility, sandbox, static_check
 from lab.harness.build import (
     NO_AUTOVECTORIZE,
@@ -77,7 +75,8 @@ from lab.harness.build import (
 )
 from lab.harness.extract import FormatError, code_blocks, extract_source
 from lab.harness.machine import BLAS_PROBLEMS, machine_fingerprint
-from lab.harness.problems import Problem, harness_fingerprint, load_problem
+from lab.harness.problems import Problem, load_problem
+from lab.provenance import measurement_version
 
 #: How many characters of compiler or program output a result's detail keeps.
 DETAIL_CHARS = 600
@@ -120,14 +119,6 @@ class EvalResult:
 
 def _fail(status: str, detail: str, **kw: Any) -> EvalResult:
     return EvalResult(status=status, detail=detail[:DETAIL_CHARS], **kw)
-
-
-@cache
-def _code_fingerprint() -> str:
-    """Hash of the evaluator's own code (every module of lab.harness and the config schema), so a
-    changed evaluator never reuses stale results."""
-    here = Path(__file__).parent
-    return tree_hash(here) + "-" + hashlib.sha256((here.parent / "config.py").read_bytes()).hexdigest()[:8]
 
 
 def parse_report(raw: bytes) -> dict[str, str]:
@@ -524,29 +515,17 @@ def _memory() -> joblib.Memory:
     return joblib.Memory(paths.cache_dir() / "evals", verbose=0)
 
 
-def evaluator_fingerprint() -> str:
-    """The C harness and the evaluator's code: two hosts measure alike only if these are equal."""
-    return f"{harness_fingerprint()}-{_code_fingerprint()}"
-
-
-@cache
-def host_code_fingerprint() -> str:
-    """The lab code and the whole of harness/ (every problem folder too) a host measures with: a
-    cluster worker must have the client's. Taken once per process, like the code fingerprint (it
-    is asked on every cluster batch)."""
-    return f"{tree_hash(paths.harness_dir())}-{_code_fingerprint()}"
-
-
 def worker_facts() -> dict[str, str]:
     """What a cluster worker measures with (it runs there): its host, machine and code."""
-    return {"host": socket.gethostname(), "machine": machine_fingerprint(), "evaluator": host_code_fingerprint()}
+    return {"host": socket.gethostname(), "machine": machine_fingerprint(), "evaluator": measurement_version()}
 
 
 def _fingerprint(problem: Problem, machine: str) -> str:
-    """Everything a measurement depends on besides its arguments: the problem's folder and the C
-    harness, the evaluator's code, and the machine that measures (a cache shared between
-    machines must not hand one machine's numbers to another)."""
-    return f"{problem.fingerprint()}-{evaluator_fingerprint()}-{machine}"
+    """Everything a measurement depends on besides its arguments: the problem's folder, the
+    measurement version of the code (lab.provenance: the C harness and the modules on the
+    measuring path, comments and docstrings aside), and the machine that measures (a cache
+    shared between machines must not hand one machine's numbers to another)."""
+    return f"{problem.fingerprint()}-{measurement_version()}-{machine}"
 
 
 def evaluate(
@@ -582,7 +561,7 @@ def evaluate_batch(
     unique = list(dict.fromkeys(completions))
     session = None
     if compute.backend == "dask":
-        session = cluster.connect(compute.address, worker_facts, host_code_fingerprint())
+        session = cluster.connect(compute.address, worker_facts, measurement_version())
     fingerprint = _fingerprint(problem, session.cluster_machine() if session else machine_fingerprint())
     slot_threads = compute.slot_threads(config.threads)
     remember = _memory().cache(_remember, ignore=_CACHE_IGNORES) if cache else None
@@ -649,6 +628,6 @@ def _score_locally(todo, done, bar, remember, problem_name, config, build, finge
             done.setdefault(text, (_harness_error(err, problem_name, config), False))
 
 
-# The evaluator code this process runs, hashed as it is imported: a cluster worker that stays up
+# The measuring code this process runs, hashed as it is imported: a cluster worker that stays up
 # while its checkout is updated still reports the code it loaded, not the files now on disk.
-_code_fingerprint()
+measurement_version()
