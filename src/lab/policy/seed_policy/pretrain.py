@@ -27,6 +27,9 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from lab.harness.problems import list_problems
+from lab.provenance import weights_sha256
+
 CHAT_TEMPLATE = (
     "{% for message in messages %}<|{{ message['role'] }}|>\n{{ message['content'] }}\n{% endfor %}"
     "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
@@ -229,8 +232,10 @@ def build_seed_model(out: Path, cfg: SeedConfig = SeedConfig(), progress: bool =
             "torch": torch.__version__,
         },
     }
+    # What the results a policy makes record of it, and what a run compares (lab.provenance).
+    record["weights_sha256"] = weights_sha256(out)
     (out / "training.json").write_text(json.dumps(record, indent=1) + "\n")
-    (out / "README.md").write_text(_card(record))
+    (out / "README.md").write_text(_card(record, out))
     import shutil
 
     shutil.rmtree(out / "checkpoints", ignore_errors=True)
@@ -241,14 +246,16 @@ def _loss(value: float | None) -> str:
     return f"{value:.3f}" if value is not None else "n/a (fewer steps than one logging interval)"
 
 
-def _card(r: dict) -> str:
+def _card(r: dict, out: Path) -> str:
     c = r["config"]
-    return f"""# seed-policy — perfRL lab's embedded default policy
+    problems, every = c.get("problems") or list_problems(), list_problems()
+    which = f"the lab's {len(every)}" if len(problems) == len(every) else f"{len(problems)} of the lab's {len(every)}"
+    return f"""# {out.name} — a perfRL lab policy built by `lab seed-model`
 
 A small causal language model (Llama architecture, {r["parameters"] / 1e6:.1f} M parameters,
 {c["layers"]} layers, hidden size {c["hidden_size"]}, byte-level BPE vocabulary of {c["vocab_size"]})
-that writes C kernels for the lab's eight problems (DGEMM, DGEMV, dot, jacobi2d, spmv, prefix_sum,
-histogram, transpose), in the serial and OpenMP execution models. **It is not a general code model.**
+that writes C kernels for {which} problems ({", ".join(problems)}), in the serial and
+OpenMP execution models. **It is not a general code model.** Weights sha256: `{r["weights_sha256"]}`.
 It exists so that every stage of the lab — sampling, the measured reward, GRPO, SQD,
 evaluation — runs for real on a laptop with no network and no GPU.
 
@@ -266,8 +273,8 @@ Load it like any hub model:
 
 ```python
 from transformers import AutoModelForCausalLM, AutoTokenizer
-tok = AutoTokenizer.from_pretrained("models/seed-policy")
-model = AutoModelForCausalLM.from_pretrained("models/seed-policy")
+tok = AutoTokenizer.from_pretrained("{out}")
+model = AutoModelForCausalLM.from_pretrained("{out}")
 ```
 
 For real research, point the lab at a real code model instead (see configs/paper.yaml).
