@@ -223,3 +223,20 @@ def test_every_committed_result_has_a_state():
     assert rows and {r["state"] for r in rows} <= set(reuse.STATES)
     arms = {r["path"] for r in rows if r["kind"] == "arm"}
     assert {"results/baseline", "results/grpo", "results/grpo_sqd", "results/grpo_rft"} <= arms
+
+
+def test_figures_name_the_machine_of_the_results_folder_they_are_in(tmp_path, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    from lab.analysis import plots
+
+    figures = tmp_path / "results" / "machines" / "abc" / "figures"
+    assert plots.machine_label(figures / "x.png") is None  # no calibration above it
+    write_json(figures.parent / "machine.json", {"fingerprint": "abc", "cpu_model": "Some CPU", "cores": 2})
+    assert plots.machine_label(figures / "x.png") == "measured on Some CPU, 2 cores (machine abc)"
+    fig, ax = plt.subplots()
+    ax.plot([0, 1])
+    texts, close = [], plt.close
+    monkeypatch.setattr(plots.plt, "close", lambda f: texts.extend(t.get_text() for t in f.texts) or close(f))
+    plots._save(fig, figures / "x.png")
+    assert texts == ["measured on Some CPU, 2 cores (machine abc)"]

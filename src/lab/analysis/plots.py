@@ -57,6 +57,8 @@ import numpy as np  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from lab.config import MODES, STATUSES  # noqa: E402
+from lab.files import read_json  # noqa: E402
+from lab.results import CALIBRATION  # noqa: E402
 from lab.rl.sqd import descriptor  # noqa: E402
 from lab.techniques import REGISTRY, TECHNIQUES  # noqa: E402
 
@@ -913,9 +915,26 @@ def sqd_training(study: dict, out: Path, filename: str = "sqd_study_training.png
     return _save(fig, out / filename)
 
 
+def machine_label(path: Path) -> str | None:
+    """The machine whose results a figure at `path` draws: that of the nearest results folder
+    above it with a calibration (lab.results: one folder per machine class), as 'measured on
+    <CPU>, <cores> cores (machine <class>)'; None outside any such folder."""
+    for folder in Path(path).resolve().parents:
+        calibration = folder / CALIBRATION
+        if calibration.is_file():
+            saved = read_json(calibration)
+            cpu, cores = saved.get("cpu_model") or "?", saved.get("cores")
+            owner = saved.get("machine_class") or saved.get("fingerprint")
+            return f"measured on {cpu}{f', {cores} cores' if cores else ''} (machine {owner})"
+    return None
+
+
 def _save(fig, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
+    label = machine_label(path)
+    if label:  # every figure names the machine its numbers come from
+        fig.text(0.99, 0.0, label, ha="right", va="top", fontsize=7, color="0.4")
     fig.savefig(path, dpi=120, bbox_inches="tight")  # "tight": keeps legends placed outside the axes
     plt.close(fig)
     return path
