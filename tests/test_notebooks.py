@@ -9,13 +9,18 @@ import re
 import pytest
 
 from lab.config import load_config
+from lab.pipeline.plan import notebook_plan
 from lab.pipeline.runner import is_complete, run_experiment
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
 NOTEBOOKS = ["01_baseline", "02_grpo", "03_grpo_sqd", "04_figures"]
-#: What `make reproduce` runs, in order: (notebook, experiment parameter or None).
-RUNS = [("01_baseline", None), ("02_grpo", None), ("03_grpo_sqd", None), ("02_grpo", "grpo_rft"), ("04_figures", None)]
+#: What `make reproduce` runs, in order (notebook, experiment parameter or None): the plan of the
+#: smoke config, which has the default config's arms (lab.pipeline.plan, what `lab run --notebooks` runs).
+RUNS = [
+    (step.notebook, step.parameters.get("experiment"))
+    for step in notebook_plan(load_config(ROOT / "configs" / "smoke.yaml"))
+]
 SUITE_NOTEBOOK = "05_suite"
 STUDY_NOTEBOOK = "06_sqd_study"
 
