@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
 from lab.config import STATUSES, MeasureConfig, RewardConfig, SQDConfig
 from lab.harness.evaluate import EvalResult
-from lab.rl.reward import HarnessReward, completion_text, group_rewards, performance_scale, reward_from_result
+from lab.rl.reward import (
+    TERM_WEIGHTS,
+    TERMS,
+    HarnessReward,
+    completion_text,
+    group_rewards,
+    performance_scale,
+    reward_from_result,
+    term_rewards,
+)
 from lab.rl.sqd import TechniqueArchive
-from tests.conftest import EXAMPLES
+from lab.techniques import problem_techniques
+from tests.conftest import EXAMPLES, KERNELS
 
 
 class FakeEvaluator:
@@ -167,8 +178,14 @@ def test_speedup_terms_need_the_baseline():
 
 
 def test_config_is_hashable_and_compares_by_value():
-    assert hash(RewardConfig()) == hash(RewardConfig())
-    assert RewardConfig() == RewardConfig() and RewardConfig() != RewardConfig(positive="speedup")
+    # Equal configs built apart are one key (the evaluation cache and lru caches rely on it),
+    # with penalties given in another order too; a changed setting is another key.
+    reordered = RewardConfig(penalties=dict(reversed(list(RewardConfig().penalties.items()))))
+    assert {RewardConfig(): 1}[reordered] == 1 and len({RewardConfig(), reordered}) == 1
+    assert (
+        RewardConfig() != RewardConfig(positive="speedup")
+        and len({RewardConfig(), RewardConfig(positive="speedup")}) == 2
+    )
 
 
 # ---- completion_text ------------------------------------------------------------------
@@ -429,3 +446,218 @@ def test_measured_counts_the_kernels_the_harness_compiled_and_ran():
     fn([SIMD_OMP, NAIVE_DGEMV, "int broken;", SIMD_OMP], permitted=[["openmp"], None, None, None])
     assert [r.status for r in fn.last] == ["forbidden", "wrong_result", "compile_error", "ok"]
     assert fn.last_measured == [False, True, False, True]
+
+
+# ---- the reward as TRL's summed terms (performance, compliance, qd_bonus) ---------------------
+
+CORPUS = sorted(KERNELS.rglob("*.c"))  # tests/kernels/**/*.c
+_PROBLEM = re.compile(r"\bproblem:\s*(\w+)")
+
+
+def _corpus_problem(path) -> str:
+    """The problem a corpus kernel is written for: its header's `problem:` (tests/kernels/README.md), else DGEMM."""
+    m = _PROBLEM.search(path.read_text().splitlines()[0])
+    return m.group(1) if m else "dgemm"
+
+
+class StatusCycle:
+    """A stand-in harness for the corpus: the i-th distinct text it sees gets STATUSES[i mod 9]
+    (every status, no compiling), correct ones GFLOPS and a speedup that vary with the text."""
+
+    def __init__(self):
+        self.verdicts: dict[str, EvalResult] = {}
+        self.calls = 0
+
+    def __call__(self, texts, problem, config):
+        self.calls += 1
+        for t in texts:
+            if t not in self.verdicts:
+                i = len(self.verdicts)
+                status = STATUSES[i % len(STATUSES)]
+                self.verdicts[t] = (
+                    EvalResult(status=status, gflops=0.5 + (i * 37) % 101, speedup=0.25 + (i * 13) % 17 / 4)
+                    if status == "ok"
+                    else EvalResult(status=status)
+                )
+        return [self.verdicts[t] for t in texts]
+
+
+def _archives(problems) -> dict[str, TechniqueArchive]:
+    """Archives as a run's earlier steps left them: each problem's technique-free cell held at 30
+    GFLOPS (slower naive kernels gain nothing, faster ones improve it; every other cell is empty)."""
+    archives = {}
+    for p in dict.fromkeys(problems):
+        archives[p] = TechniqueArchive(problem_techniques(p))
+        archives[p].add(frozenset(), 30.0, "/* an earlier elite */")
+    return archives
+
+
+def composed(fn: HarnessReward, completions, **kwargs) -> list[float | None]:
+    """What TRL makes of the terms (GRPOTrainer, sum_then_normalize): sum of weight x term, None
+    (TRL: NaN, unscorable) where every term is None, a None term counting 0 otherwise."""
+    columns = [term(completions, **kwargs) for term in fn.terms]
+    assert [t.__name__ for t in fn.terms] == list(TERMS) and len(TERM_WEIGHTS) == len(TERMS)
+    return [
+        None if all(v is None for v in row) else sum(w * v for w, v in zip(TERM_WEIGHTS, row) if v is not None)
+        for row in zip(*columns)
+    ]
+
+
+def _corpus_batch():
+    texts = [p.read_text() for p in CORPUS]
+    problems = [_corpus_problem(p) for p in CORPUS]
+    # Permitted sets of every kind: none (no SQD prompt), nothing, one technique, all of them.
+    permitted = []
+    for i, p in enumerate(problems):
+        techniques = list(problem_techniques(p))
+        permitted.append([None, [], techniques[:1], techniques][i % 4])
+    prompts = [f"prompt {i // 4}" for i in range(len(texts))]  # GRPO groups of 4
+    return texts, {"problem": problems, "permitted": permitted, "prompts": prompts}
+
+
+@pytest.mark.parametrize("harness_error", ["group_mean", -5.0])
+@pytest.mark.parametrize("positive", ["gflops", "speedup", "log_speedup", "rank"])
+def test_the_terms_add_up_to_todays_reward_on_the_kernel_corpus(positive, harness_error):
+    """Every corpus kernel, under soft SQD with an archive: sum of weight x term is the reward
+    HarnessReward gives today (reward_from_result with performance_scale; group_rewards for
+    rank), row by row, and a harness error is None in every term under the group-mean rule (or
+    its group's mean, as today, where other reward functions score the batch too)."""
+    texts, columns = _corpus_batch()
+    cfg = RewardConfig(positive=positive, harness_error=harness_error)
+    sqd = SQDConfig(violation="soft", violation_weight=0.25, qd_bonus=0.5)
+    today = HarnessReward("dgemm", cfg, archives=_archives(columns["problem"]), evaluate=StatusCycle(), sqd=sqd)
+    whole = today(texts, **columns)
+    fake = StatusCycle()
+    fn = HarnessReward("dgemm", cfg, archives=_archives(columns["problem"]), evaluate=fake, sqd=sqd)
+    summed = composed(fn, texts, **columns)
+    assert fake.calls == len(set(columns["problem"]))  # one evaluation of the batch per problem, for all terms
+    assert [r.status for r in fn.last] == [r.status for r in today.last]
+    assert fn.last_improved == today.last_improved and fn.last_violations == today.last_violations
+    # The corpus exercises every branch: each status, soft violators and archive gains among correct kernels.
+    assert {r.status for r in fn.last} == set(STATUSES)
+    ok = [i for i, r in enumerate(fn.last) if r.status == "ok"]
+    assert any(fn.last_violations[i] for i in ok) and any(fn.last_improved[i] for i in ok)
+    assert any(fn.last_violations[i] and fn.last_improved[i] for i in ok)
+    assert not all(fn.last_improved[i] for i in ok)
+    unscorable = harness_error == "group_mean" or positive == "rank"
+    for i, (r, total, reward) in enumerate(zip(fn.last, summed, whole)):
+        if r.status == "harness_error" and unscorable:
+            assert total is None  # TRL: no advantage, as the group mean gave it
+            continue
+        assert total == pytest.approx(reward, rel=1e-12, abs=1e-12), (CORPUS[i], r.status)
+        if positive != "rank":
+            scale = performance_scale(fn.last_violations[i], fn.last_improved[i], sqd)
+            assert total == pytest.approx(reward_from_result(r, cfg, scale), rel=1e-12, abs=1e-12)
+    # Beside other reward functions (which would make the row scorable), a harness error gets its
+    # group's mean, as today: the sum is today's reward on every row.
+    beside = HarnessReward(
+        "dgemm", cfg, archives=_archives(columns["problem"]), evaluate=StatusCycle(), sqd=sqd, unscored_as_none=False
+    )
+    assert composed(beside, texts, **columns) == pytest.approx(whole, rel=1e-12, abs=1e-12)
+
+
+def test_the_terms_of_a_recorded_sqd_batch():
+    """One SQD batch, term by term: a soft violator loses (1 - violation_weight) of its GFLOPS in
+    `compliance`, a kernel that fills an empty cell earns qd_bonus x what it keeps in `qd_bonus`,
+    failures keep their penalty, and the harness's failure is None everywhere; the sum is today's
+    reward."""
+    fake = FakeEvaluator({NAIVE_DGEMV + "\n": "wrong_result", "boom": "harness_error"})
+    sqd = SQDConfig(violation="soft", violation_weight=0.25, qd_bonus=0.5)
+    batch = [SIMD_OMP, SIMD_OMP, NAIVE_DGEMV, NAIVE_DGEMV + "\n", "boom", NAIVE_DGEMV]
+    columns = {
+        "permitted": [["openmp"], None, [], None, None, ["simd"]],
+        "prompts": ["a", "a", "a", "b", "b", "b"],
+    }
+
+    def archives():  # the naive cell is held by a faster elite: a naive kernel gains nothing there
+        archive = TechniqueArchive(problem_techniques("dgemv"))
+        archive.add(frozenset(), 1000.0, "/* a fast naive elite */")
+        return {"dgemv": archive}
+
+    fn = HarnessReward("dgemv", archives=archives(), evaluate=fake, sqd=sqd)
+    performance, compliance, bonus = (term(batch, **columns) for term in fn.terms)
+    assert len(fake.calls) == 1
+    assert [r.status for r in fn.last] == ["ok", "ok", "ok", "wrong_result", "harness_error", "ok"]
+    simd, naive = float(len(SIMD_OMP)), float(len(NAIVE_DGEMV))
+    assert performance == [simd, simd, naive, -10.0, None, naive]
+    assert compliance == [-0.75 * simd, 0.0, 0.0, 0.0, None, 0.0]  # the naive kernel uses no technique: it complies
+    assert bonus == [0.5 * 0.25 * simd, 0.5 * simd, 0.0, 0.0, None, 0.0]  # the SIMD cell was empty
+    whole = HarnessReward("dgemv", archives=archives(), evaluate=fake, sqd=sqd)(batch, **columns)
+    total = [p + c + b if p is not None else None for p, c, b in zip(performance, compliance, bonus)]
+    assert total[:4] + total[5:] == whole[:4] + whole[5:]  # exactly, for these numbers
+    assert total[4] is None and whole[4] == (-10.0 + naive) / 2  # today: its group's (b) mean
+
+
+def test_the_terms_share_one_evaluation_per_batch():
+    """TRL calls the terms one after another with the same batch: it is measured, and offered to
+    the archive, once. The next step's batch is measured again even if its texts are the same."""
+    fake = FakeEvaluator({"bad": "compile_error"})
+    archives = {"dgemv": TechniqueArchive()}
+    fn = HarnessReward("dgemv", archives=archives, evaluate=fake, sqd=SQDConfig(qd_bonus=0.5))
+    first = [term([SIMD_OMP, "bad"], prompts=["p", "p"]) for term in fn.terms]
+    assert len(fake.calls) == 1 and fn.last_improved == [True, False]
+    assert first == [[float(len(SIMD_OMP)), -40.0], [0.0, 0.0], [0.5 * len(SIMD_OMP), 0.0]]
+    again = [term([SIMD_OMP, "bad"], prompts=["p", "p"]) for term in fn.terms]
+    assert len(fake.calls) == 2 and fn.last_improved == [False, False]  # its cell is held now
+    assert again[2] == [0.0, 0.0]
+    fn.terms[0](["x"], prompts=["q"])
+    fn.terms[1](["y"], prompts=["q"])  # another batch than the one just scored: scored itself
+    assert len(fake.calls) == 4 and fn.last_texts == ["y"]
+    assert fn.seconds == fn.finished - fn.started >= 0
+    with pytest.raises(ValueError, match="performance, compliance, qd_bonus"):
+        fn.term("speed", ["x"])
+
+
+def test_a_fixed_harness_error_reward_is_the_performance_term():
+    fake = lambda texts, problem, config: [EvalResult(status="harness_error") for _ in texts]  # noqa: E731
+    fn = HarnessReward("dgemm", RewardConfig(harness_error=-5.0), evaluate=fake)
+    assert [term(["x"]) for term in fn.terms] == [[-5.0], [0.0], [0.0]]
+    rank = HarnessReward("dgemm", RewardConfig(positive="rank", harness_error=-5.0), evaluate=fake)
+    assert [term(["x"]) for term in rank.terms] == [[None], [None], [None]]  # rank: never ranked, as today
+
+
+def test_rank_terms_are_the_steps_between_ranks():
+    """Under `rank` the scales reorder a group: the compliance term is the rank a violation
+    costs, the bonus term the rank an archive gain wins."""
+    results = [EvalResult(status="ok", gflops=1.0, speedup=s) for s in (4.0, 3.0, 2.0)]
+    sqd = SQDConfig(violation="soft", violation_weight=0.5, qd_bonus=1.0)
+    terms = term_rewards(
+        results, ["g"] * 3, RewardConfig(positive="rank"), ["uses simd", None, None], [False, False, True], sqd
+    )
+    # Unscaled 4 > 3 > 2; the violator drops to 2 (below 3, level with 2); the last row's bonus lifts it to 4.
+    # A rank is a share of the group: what one row loses the others win, in the same term.
+    assert terms["performance"] == [1.0, 0.5, 0.0]
+    assert terms["compliance"] == [-0.75, 0.5, 0.25]
+    assert terms["qd_bonus"] == [-0.25, -0.5, 0.75]
+    scales = [performance_scale(v, up, sqd) for v, up in zip(["uses simd", None, None], [False, False, True])]
+    today = group_rewards(results, ["g"] * 3, RewardConfig(positive="rank"), scales)
+    assert [sum(t) for t in zip(*terms.values())] == pytest.approx(today) and today == [0.0, 0.5, 1.0]
+
+
+def test_the_harness_error_none_path_gives_the_group_means_advantage():
+    """GRPO's advantage, as TRL 1.16 computes it (sum_then_normalize): an unscorable row (all terms
+    None) is left out of its group's nan-mean and gets advantage 0. The group-mean rule gave the row
+    its group's mean, so the advantages relative to the group's mean are the same. (TRL itself gives
+    the row no advantage in tests/test_own_model.py.)"""
+    results = [
+        EvalResult(status="ok", gflops=30.0),
+        EvalResult(status="wrong_result"),
+        EvalResult(status="harness_error"),
+        EvalResult(status="ok", gflops=12.0),
+        EvalResult(status="harness_error"),
+    ]
+    groups = ["p", "p", "p", "q", "q"]
+    cfg = RewardConfig()
+    today = group_rewards(results, groups, cfg)
+    terms = term_rewards(results, groups, cfg)
+    summed = [None if v is None else v + c + b for v, c, b in zip(*terms.values())]
+
+    def advantages(rewards):  # rewards - nanmean of the group; NaN (None) rows -> 0
+        out = []
+        for g, r in zip(groups, rewards):
+            scored = [x for h, x in zip(groups, rewards) if h == g and x is not None]
+            out.append(0.0 if r is None else r - sum(scored) / len(scored))
+        return out
+
+    assert summed[2] is None and summed[4] is None
+    assert advantages(summed) == pytest.approx(advantages(today)) == [20.0, -20.0, 0.0, 0.0, 0.0]

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from lab.config import EvaluationConfig, ExperimentConfig, MeasureConfig, RewardConfig, SQDConfig, TrainConfig
-from lab.rl.reward import HarnessReward
+from lab.rl.reward import TERMS, HarnessReward, reward_from_result
 from lab.rl.train import build_trainer
 from tests.conftest import EXAMPLES, KERNELS, ROOT, TINY_MEASURE
 
@@ -46,6 +46,29 @@ def test_harness_reward_honours_trls_contract():
     assert [r.status for r in fn.last] == ["ok", "format_error", "ok"]
 
 
+def test_the_reward_terms_measure_once_and_add_up_to_the_reward():
+    """The terms TRL calls one after another on the real harness: one evaluation for all three,
+    summing to reward_from_result's number (no SQD: the compliance and bonus terms are 0)."""
+    from lab.rl.reward import _evaluate
+
+    calls = []
+
+    def counted(texts, problem, config):
+        calls.append(list(texts))
+        return _evaluate(texts, problem, config)
+
+    fn = HarnessReward("dgemm", RewardConfig(), FAST_REWARD, evaluate=counted)
+    naive = (EXAMPLES / "dgemm" / "examples" / "naive.c").read_text()
+    broken = naive.replace("= sum;", "= sum")  # a missing semicolon
+    completions = [[{"role": "assistant", "content": f"```c\n{naive}```"}], "no code", broken]
+    kwargs = dict(prompts=["p"] * 3, problem=["dgemm"] * 3, completion_ids=[[1]] * 3, trainer_state=None)
+    terms = [term(completions, **kwargs) for term in fn.terms]
+    assert len(calls) == 1 and [r.status for r in fn.last] == ["ok", "format_error", "compile_error"]
+    assert all(isinstance(v, float) for values in terms for v in values)
+    assert terms[1] == terms[2] == [0.0, 0.0, 0.0]
+    assert [sum(row) for row in zip(*terms)] == [reward_from_result(r, RewardConfig()) for r in fn.last]
+
+
 def test_harness_reward_forbids_techniques_outside_the_permitted_set():
     fn = HarnessReward("dgemm", RewardConfig(), FAST_REWARD)
     omp = (KERNELS / "legit" / "omp_collapse_dynamic.c").read_text()
@@ -73,8 +96,11 @@ def test_two_grpo_steps_log_a_loss_and_change_parameters(tiny_policy, tmp_path):
         return [float(len(str(c))) / 100 for c in completions]
 
     trainer = build_trainer(cfg, tmp_path / "run", tmp_path / "log.jsonl", extra_reward_funcs=[length])
-    # The harness reward measures and rewards as the experiment says.
+    # The harness reward measures and rewards as the experiment says, as TRL's first reward functions.
     assert isinstance(trainer.harness_reward, HarnessReward) and trainer.sqd_schedule is None
+    assert trainer.reward_funcs[:3] == list(trainer.harness_reward.terms)
+    assert trainer.reward_func_names == [*TERMS, "length"] and trainer.args.reward_weights == [1.0] * 4
+    assert not trainer.harness_reward.unscored_as_none  # `length` scores every row: harness errors get group means
     assert trainer.harness_reward.measure == TINY_MEASURE and trainer.harness_reward.reward == cfg.reward
     assert trainer.args.max_steps == 2 and trainer.args.num_generations == 4 and trainer.args.seed == cfg.seed
     before = {k: v.detach().clone() for k, v in trainer.model.state_dict().items()}
@@ -85,6 +111,7 @@ def test_two_grpo_steps_log_a_loss_and_change_parameters(tiny_policy, tmp_path):
     assert [r["step"] for r in rows] == [1, 2]
     for r in rows:
         assert "loss" in r and "reward" in r and "reward_std" in r and "frac_reward_zero_std" in r
+        assert all(f"rewards/{name}/mean" in r and f"rewards/{name}/std" in r for name in [*TERMS, "length"])
         assert sum(r["status_counts"].values()) == 4 and r["reward_s"] > 0
         parts = r["generation_s"] + r["reward_s"] + r["update_s"]
         assert r["generation_s"] > 0 and r["update_s"] > 0 and parts == pytest.approx(r["step_s"], rel=1e-6)
@@ -151,17 +178,6 @@ def test_sqd_training_draws_prompts_from_the_schedule_and_logs_it(tiny_policy, t
 
 
 @pytest.mark.gpu
-def test_unsloth_loader_on_cuda(tiny_policy, tmp_path):
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("needs a CUDA GPU")
-    pytest.importorskip("unsloth")
-    trainer = build_trainer(
-        experiment(tiny_policy, steps=1, group_size=4, prompts_per_step=1, use_unsloth=True), tmp_path
-    )
-    trainer.train()
-
-
 def test_last_checkpoint_skips_incomplete_ones(tmp_path):
     from lab.rl.train import last_checkpoint
 
@@ -325,8 +341,8 @@ def test_suite_rows_are_drawn_by_weight_and_state_their_mode():
 
 def test_training_runs_of_other_code_start_afresh(tmp_path, monkeypatch):
     """Checkpoints are reused only by the code that made them, as finished results are."""
-    from lab.analysis import experiments
     from lab.config import ExperimentConfig
+    from lab.pipeline import runner as experiments  # the runner (lab.analysis.experiments before ba54b74)
 
     cfg = ExperimentConfig(
         name="g", kind="grpo", seeds=[0], results_dir=str(tmp_path / "r"), runs_dir=str(tmp_path / "runs")

@@ -38,6 +38,22 @@ and a violator's performance term is scaled down (`SQDConfig.violation_weight`).
 kernels are offered to the technique archives under the techniques they really use, and
 one that fills an empty cell or beats its elite as the batch found it may earn a bonus
 (`SQDConfig.qd_bonus`). The last batch's results stay on the object for the training log.
+
+Training hands TRL the reward as three terms, `HarnessReward.terms`, each a reward function
+of its own that TRL logs under its name (`rewards/performance/mean`, ...) and sums with
+GRPOConfig's `reward_weights` (`TERM_WEIGHTS`, under which the sum is the reward above):
+
+- `performance`: the status's penalty, or a correct kernel's unscaled performance term;
+- `compliance`: what a soft violation of the permitted set takes off it (0 for the rest);
+- `qd_bonus`: what filling or improving an archive cell adds (0 for the rest).
+
+The terms share one evaluation of the batch: the first term TRL calls scores it, the
+others read the same verdicts (`term_rewards` turns them into the three lists).
+
+    >>> reward = HarnessReward("dgemm", cfg, evaluate=lambda texts, problem, config: [
+    ...     EvalResult(status="ok", gflops=8.0) for _ in texts])
+    >>> [(t.__name__, t(["int x;"])) for t in reward.terms]
+    [('performance', [8.0]), ('compliance', [0.0]), ('qd_bonus', [0.0])]
 """
 
 from __future__ import annotations
@@ -45,6 +61,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from lab.config import RAN_STATUSES, MeasureConfig, RewardConfig, SQDConfig
@@ -83,9 +100,15 @@ def performance_scale(violation: str | None, improved: bool, sqd: SQDConfig | No
     >>> performance_scale("uses simd", True, SQDConfig(violation="soft", violation_weight=0.5, qd_bonus=0.2))
     0.6
     """
+    compliance, bonus = performance_factors(violation, improved, sqd)
+    return compliance * bonus
+
+
+def performance_factors(violation: str | None, improved: bool, sqd: SQDConfig | None) -> tuple[float, float]:
+    """The two factors of `performance_scale`: (violation_weight or 1, 1 + qd_bonus or 1)."""
     if sqd is None:
-        return 1.0
-    return (sqd.violation_weight if violation else 1.0) * ((1.0 + sqd.qd_bonus) if improved else 1.0)
+        return 1.0, 1.0
+    return (sqd.violation_weight if violation else 1.0), ((1.0 + sqd.qd_bonus) if improved else 1.0)
 
 
 def _rank_key(result: EvalResult, config: RewardConfig, scale: float = 1.0) -> tuple[int, float]:
@@ -129,12 +152,7 @@ def group_rewards(
     scales = list(scales) if scales is not None else [1.0] * len(results)
     if config.positive == "rank":
         # The harness's failures are nobody's rank: they get their group's mean, like the default rule.
-        out: list[float | None] = [None] * len(results)
-        for g in dict.fromkeys(groups):
-            idx = [i for i, (h, r) in enumerate(zip(groups, results)) if h == g and r.status != "harness_error"]
-            for i, value in zip(idx, ranked([_rank_key(results[i], config, scales[i]) for i in idx])):
-                out[i] = value
-        rewards = out
+        rewards = group_ranks(results, groups, config, scales)
     else:
         rewards = [reward_from_result(r, config, k) for r, k in zip(results, scales)]
     by_group: dict[Any, list[float]] = {}
@@ -145,6 +163,126 @@ def group_rewards(
         value if value is not None else (sum(by_group[g]) / len(by_group[g]) if by_group.get(g) else 0.0)
         for g, value in zip(groups, rewards)
     ]
+
+
+def group_ranks(
+    results: Sequence[EvalResult], groups: Sequence[Any], config: RewardConfig, scales: Sequence[float]
+) -> list[float | None]:
+    """The `rank` reward of each row within its group, the speedups of correct kernels scaled
+    by `scales`; None for a `harness_error` (left out of its group's ranking)."""
+    out: list[float | None] = [None] * len(results)
+    for g in dict.fromkeys(groups):
+        idx = [i for i, (h, r) in enumerate(zip(groups, results)) if h == g and r.status != "harness_error"]
+        for i, value in zip(idx, ranked([_rank_key(results[i], config, scales[i]) for i in idx])):
+            out[i] = value
+    return out
+
+
+#: The reward's terms, in the order training hands them to TRL (each a reward function of that
+#: name), and GRPOConfig.reward_weights under which their weighted sum is `reward_from_result`'s
+#: number (`group_rewards`' for `rank`).
+TERMS = ("performance", "compliance", "qd_bonus")
+TERM_WEIGHTS = (1.0, 1.0, 1.0)
+
+
+def term_rewards(
+    results: Sequence[EvalResult],
+    groups: Sequence[Any],
+    config: RewardConfig,
+    violations: Sequence[str | None] | None = None,
+    improved: Sequence[bool] | None = None,
+    sqd: SQDConfig | None = None,
+    unscored_as_none: bool = True,
+) -> dict[str, list[float | None]]:
+    """Each row's reward split into TERMS: {term: one value per row}.
+
+    The reward (`reward_from_result` with `performance_scale`) multiplies a correct kernel's
+    performance term p by the soft violation's factor c (violation_weight, or 1) and the bonus
+    factor b (1 + qd_bonus, or 1): p*c*b. TRL adds its reward functions, so the terms are the
+    steps from p to p*c*b, which add up to it: performance p, compliance p*(c - 1) (what the
+    violation costs), qd_bonus p*c*(b - 1) (what the archive gain adds, on the term the kernel
+    keeps). Failures keep their penalty in
+    `performance` and 0 elsewhere, so each term's batch mean (TRL's `rewards/<term>/mean`) is
+    its share of the mean reward. For `rank` the rank is not linear in the scales, so the terms
+    are the same steps between ranks: by unscaled speedup, by speedup x c, by speedup x c x b.
+    The sum equals the reward up to floating-point rounding (TRL adds the terms in float32).
+
+    A `harness_error` under the "group_mean" rule (and always under `rank`, as in
+    `group_rewards`) is None in every term. TRL 1.16 (GRPOTrainer._generate_and_score_completions)
+    calls a row whose reward functions all returned None unscorable: it leaves it out of its
+    group's mean and std and sets its advantage to 0, which is what "group_mean" means (the
+    group's mean as its reward: zero advantage, the others' baseline unchanged). What differs
+    from `group_rewards`' number: the group's std (scale_rewards="group") and the logged mean
+    reward are over the scored rows only. A reward function besides these terms that scores the
+    row would make it scorable again, with the None terms counted 0 (TRL's nansum): a harness
+    reward of 0 for it, which is no group's mean. So with `unscored_as_none` False (training with
+    other reward functions) the row gets what `group_rewards` gives it, its group's mean, in
+    `performance` (0 in the others). A fixed `harness_error` number is its `performance`.
+
+    >>> ok = EvalResult(status="ok", gflops=10.0)
+    >>> term_rewards([ok], ["g"], RewardConfig(), ["uses simd"], [True], SQDConfig(violation="soft", qd_bonus=0.5))
+    {'performance': [10.0], 'compliance': [-5.0], 'qd_bonus': [2.5]}
+    """
+    n = len(results)
+    violations = list(violations) if violations is not None else [None] * n
+    improved = list(improved) if improved is not None else [False] * n
+    factors = [performance_factors(v, up, sqd) for v, up in zip(violations, improved)]
+    # performance_scale, as group_rewards scales the performance terms (for rank, the speedups).
+    scales = [performance_scale(v, up, sqd) for v, up in zip(violations, improved)]
+    if config.positive == "rank":
+        plain = group_ranks(results, groups, config, [1.0] * n)
+        judged = group_ranks(results, groups, config, [c for c, _ in factors])
+        full = group_ranks(results, groups, config, scales)
+        terms = {
+            "performance": plain,
+            "compliance": [None if a is None else b - a for a, b in zip(plain, judged)],
+            "qd_bonus": [None if b is None else c - b for b, c in zip(judged, full)],
+        }
+    else:
+        terms = {name: [] for name in TERMS}
+        for r, (c, b) in zip(results, factors):
+            p = reward_from_result(r, config)
+            if p is None:  # a harness_error under "group_mean"
+                values = (None, None, None)
+            elif r.status != "ok":  # a penalty (or a fixed harness_error number) is never scaled
+                values = (p, 0.0, 0.0)
+            else:
+                values = (p, p * (c - 1.0), p * c * (b - 1.0))
+            for name, value in zip(TERMS, values):
+                terms[name].append(value)
+    if not unscored_as_none:
+        whole = group_rewards(results, groups, config, scales)
+        for i, value in enumerate(terms["performance"]):
+            if value is None:
+                terms["performance"][i], terms["compliance"][i], terms["qd_bonus"][i] = whole[i], 0.0, 0.0
+    return terms
+
+
+class RewardTerm:
+    """One of a HarnessReward's TERMS as a TRL reward function: `(completions, **kwargs) ->
+    list[float | None]`, named `name` (TRL logs a reward function by its `__name__`)."""
+
+    def __init__(self, harness: HarnessReward, name: str):
+        self.harness, self.__name__ = harness, name
+
+    def __call__(self, completions: list[Any], **kwargs: Any) -> list[float | None]:
+        return self.harness.term(self.__name__, completions, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"RewardTerm({self.__name__!r} of {self.harness.__name__})"
+
+
+@dataclass
+class _Batch:
+    """A scored batch's terms, and which terms have been handed out for it."""
+
+    key: str
+    terms: dict[str, list[float | None]]
+    served: set[str] = field(default_factory=set)
+
+
+#: The columns besides the completions that decide a batch's verdicts and groups.
+_BATCH_COLUMNS = ("prompts", "prompt", "problem", "permitted", "mode", "row", "stage")
 
 
 def completion_text(completion: Any) -> str:
@@ -170,7 +308,7 @@ class HarnessReward:
 
     `problem` is the default for rows without a `problem` column; `measure` says how each
     kernel is measured (a row's `mode` column adapts it, MeasureConfig.for_mode); `name`
-    replaces the problem in the name TRL logs; `archives` (problem -> TechniqueArchive)
+    replaces the problem in the reward's name (`__name__`); `archives` (problem -> TechniqueArchive)
     receive every correct kernel; `sqd` (SQDConfig) says how permitted sets are enforced and
     whether archive gains earn a bonus; `evaluate` replaces the harness (tests). After each
     call, `last` holds the batch's EvalResults, `last_texts` the completions, `last_modes`
@@ -180,6 +318,11 @@ class HarnessReward:
     the harness compiled and ran it (lab.config.RAN_STATUSES), and `last_rows`,
     `last_stages`, `last_permitted`, `last_problems` the SQD columns, for the training log;
     `started`/`finished` time the scoring.
+
+    Called, it returns the whole reward of each row (the command line, the tests). `terms` are
+    its TERMS as TRL reward functions, for training: they share one evaluation per batch. A
+    `harness_error` the group-mean rule settles is None in every term, or with `unscored_as_none`
+    False (other reward functions score the batch too) its group's mean (`term_rewards`).
     """
 
     def __init__(
@@ -191,11 +334,14 @@ class HarnessReward:
         evaluate: Evaluator = _evaluate,
         name: str | None = None,
         sqd: SQDConfig | None = None,
+        unscored_as_none: bool = True,
     ):
         self.problem, self.reward = problem, reward or RewardConfig()
+        self.unscored_as_none = unscored_as_none
         self.measure = measure or MeasureConfig()
         self.archives, self._evaluate, self.sqd = archives, evaluate, sqd
-        # TRL logs each reward function under its name ("suite_log_speedup" for a suite).
+        # The whole reward's name, as TRL would log it ("suite_log_speedup" for a suite); in training
+        # TRL logs the terms instead, under theirs.
         self.__name__ = f"{name or problem}_{self.reward.positive}"
         self.last: list[EvalResult] = []
         self.last_permitted: list[str | None] = []  # descriptors of the permitted sets (empty without SQD)
@@ -209,6 +355,8 @@ class HarnessReward:
         self.last_modes: list[str | None] = []
         self.seconds = 0.0
         self.started = self.finished = 0.0  # monotonic times of the last batch's scoring
+        self.terms = tuple(RewardTerm(self, name) for name in TERMS)
+        self._batch: _Batch | None = None  # the last batch the terms scored
 
     def results(
         self,
@@ -276,7 +424,9 @@ class HarnessReward:
             self.archives[problems[i]].add(used[i], results[i].gflops, sources[i])
         return results, violations, improved, measured
 
-    def __call__(self, completions: list[Any], **kwargs: Any) -> list[float]:
+    def _score_batch(self, completions: list[Any], kwargs: dict[str, Any]) -> list[str]:
+        """Score a batch as TRL hands it over and record it (the `last_*` fields); returns each
+        row's group."""
         self.started = time.monotonic()
         problems = kwargs.get("problem") or [self.problem] * len(completions)
         self.last, self.last_violations, self.last_improved, self.last_measured = self._score(
@@ -289,7 +439,40 @@ class HarnessReward:
         self.last_modes = list(kwargs.get("mode") or [None] * len(completions))
         self.finished = time.monotonic()
         self.seconds = self.finished - self.started
-        scales = [performance_scale(v, up, self.sqd) for v, up in zip(self.last_violations, self.last_improved)]
         # TRL passes each prompt's completions as consecutive rows with the same prompt: that is the group.
         groups = kwargs.get("prompts") or kwargs.get("prompt") or list(range(len(completions)))
-        return group_rewards(self.last, [repr(g) for g in groups], self.reward, scales)
+        return [repr(g) for g in groups]
+
+    def __call__(self, completions: list[Any], **kwargs: Any) -> list[float]:
+        self._batch = None  # this call scores the batch anew: the terms must not reuse an older scoring
+        groups = self._score_batch(completions, kwargs)
+        scales = [performance_scale(v, up, self.sqd) for v, up in zip(self.last_violations, self.last_improved)]
+        return group_rewards(self.last, groups, self.reward, scales)
+
+    def term(self, name: str, completions: list[Any], **kwargs: Any) -> list[float | None]:
+        """One of TERMS for a batch (what `terms` return). The first term asked for a batch scores
+        it; the others read that scoring, so each kernel is measured, and offered to the archive,
+        once. A term asked again for the same batch starts a new one: the next step's completions
+        may all be the same texts, and they are measured (and their archive gains judged) anew."""
+        if name not in TERMS:
+            raise ValueError(f"no reward term {name!r}: the terms are {', '.join(TERMS)}")
+        texts = [completion_text(c) for c in completions]
+        key = repr((texts, [kwargs.get(column) for column in _BATCH_COLUMNS]))
+        batch = self._batch
+        if batch is None or batch.key != key or name in batch.served:
+            groups = self._score_batch(completions, kwargs)
+            terms = term_rewards(
+                self.last,
+                groups,
+                self.reward,
+                self.last_violations,
+                self.last_improved,
+                self.sqd,
+                unscored_as_none=self.unscored_as_none,
+            )
+            batch = self._batch = _Batch(key, terms)
+        batch.served.add(name)
+        # The step log's reward time covers every term's call (the later ones only read the scoring).
+        self.finished = time.monotonic()
+        self.seconds = self.finished - self.started
+        return list(batch.terms[name])

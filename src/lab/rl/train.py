@@ -4,14 +4,15 @@
     from lab.rl.train import train
     train(load_config("configs/default.yaml").experiment("grpo"))   # into runs/grpo/
 
-No trainer subclass: the harness enters as TRL's reward function
-(lab.rl.reward.HarnessReward, which scores each batch in parallel through
-evaluate_batch, measured as the experiment's `measure` says), and logging as a
-callback. Per step, `train_log.jsonl` gets TRL's
-own metrics (loss, reward mean/std, completion length, the share of groups whose
-rewards have zero spread) plus what the harness saw (status counts, mean and best
-GFLOPS of ok completions) and the step's time split into generation, reward
-scoring and update.
+No trainer subclass: the harness enters as TRL's reward functions, the three terms of
+lab.rl.reward.HarnessReward (performance, compliance with the permitted set, QD bonus;
+one scoring of each batch, in parallel through evaluate_batch, measured as the experiment's
+`measure` says), summed by GRPOConfig's `reward_weights` into the reward
+`reward_from_result` defines; logging enters as a callback. Per step, `train_log.jsonl`
+gets TRL's own metrics (loss, reward mean/std, each term's mean and std as
+`rewards/<term>/mean`, completion length, the share of groups whose rewards have zero
+spread) plus what the harness saw (status counts, mean and best GFLOPS of ok completions)
+and the step's time split into generation, reward scoring and update.
 
 With `suite` set, the training prompts are (problem, mode) pairs drawn by the suite's
 weights (`suite_rows`), each stating its execution model; TRL repeats each prompt
@@ -67,7 +68,7 @@ from lab.config import ExperimentConfig, TrainConfig
 from lab.files import JsonlAppender, read_json, read_jsonl, write_json, write_jsonl
 from lab.harness.evaluate import evaluate_batch
 from lab.policy.prompts import prompt_text
-from lab.rl.reward import HarnessReward
+from lab.rl.reward import TERM_WEIGHTS, HarnessReward
 from lab.rl.sqd import SQDSchedule, TechniqueArchive
 from lab.techniques import problem_techniques
 
@@ -110,10 +111,11 @@ def precision_and_reporting(train: TrainConfig) -> dict:
 def tensorboard_dir(report_to: list[str], path: Path):
     """While a Trainer is built inside it, its TensorBoard logs are set to go to `path`.
 
-    transformers 5 has no `logging_dir` argument any more: its TensorBoardCallback reads the
-    TENSORBOARD_LOGGING_DIR variable when the Trainer creates it (default: a dated folder
-    under output_dir/runs). The variable is restored afterwards, so it cannot leak into the
-    next trainer of the process (another seed's run)."""
+    transformers 5 has no `logging_dir` argument any more (5.25: neither TrainingArguments nor
+    TRL's GRPOConfig and SFTConfig have one), and the TENSORBOARD_LOGGING_DIR variable is the
+    one setting its TensorBoardCallback documents: it reads it when the Trainer creates it
+    (default: a dated folder under output_dir/runs). The variable is restored afterwards, so it
+    cannot leak into the next trainer of the process (another seed's run)."""
     if "tensorboard" not in report_to:
         yield
         return
@@ -345,9 +347,14 @@ def build_trainer(
     archive_state: dict | None = None,
 ):
     """The GRPOTrainer for `config` (without training), checkpointing into `output_dir`;
-    `extra_reward_funcs` are added to the harness reward (TRL sums them), e.g. for shaping
-    experiments; `archive_state` (from a checkpoint) restores the archive and SQD schedule. The reward function is
-    `trainer.harness_reward`, the schedule (None without SQD) `trainer.sqd_schedule`."""
+    `extra_reward_funcs` are added to the harness reward's terms (TRL sums them, each with
+    weight 1), e.g. for shaping experiments; `archive_state` (from a checkpoint) restores the
+    archive and SQD schedule. The harness reward is `trainer.harness_reward` (its terms are
+    the trainer's first reward functions), the schedule (None without SQD) `trainer.sqd_schedule`.
+
+    A kernel the harness could not score (`harness_error`, under the group-mean rule) gets None
+    from every term, so TRL gives it no advantage; with extra reward functions, which may score
+    it, it gets its group's mean instead, as before the terms were split (lab.rl.reward.term_rewards)."""
     import torch  # unsloth only needs to precede transformers, TRL and peft
 
     t = config.train
@@ -382,9 +389,14 @@ def build_trainer(
         evaluate=functools.partial(evaluate_batch, progress=False, compute=config.compute),
         name="suite" if config.suite else None,
         sqd=config.sqd,
+        # TRL leaves a row out only if every reward function returns None for it; extra ones may not.
+        unscored_as_none=not extra_reward_funcs,
     )
+    reward_funcs = [*reward_fn.terms, *(extra_reward_funcs or [])]
     args = GRPOConfig(
         output_dir=str(output_dir),
+        # Under these weights the terms add up to the harness reward (lab.rl.reward.term_rewards).
+        reward_weights=[*TERM_WEIGHTS, *[1.0] * (len(reward_funcs) - len(TERM_WEIGHTS))],
         max_steps=t.steps,
         learning_rate=t.learning_rate,
         per_device_train_batch_size=t.batch_size,
@@ -423,7 +435,7 @@ def build_trainer(
     with tensorboard_dir(args.report_to, Path(output_dir) / TENSORBOARD_LOGS):
         trainer = GRPOTrainer(
             model=model,
-            reward_funcs=[reward_fn, *(extra_reward_funcs or [])],
+            reward_funcs=reward_funcs,
             args=args,
             train_dataset=_dataset(config, schedule),
             processing_class=tokenizer,
