@@ -33,11 +33,12 @@ SUITE_NOTEBOOK := 05_suite
 # Executed notebooks are a record of the run, not results: they change on every run.
 EXECUTED := runs/notebooks
 # This machine's results folder: results/ when results/machine.json was measured on this class of
-# machine (or is not there yet), else results/machines/<class>/ (lab.results). `make reproduce`
-# finds it with `lab status --results-dir` and passes it down; other targets take RESULTS=...
-ifndef RESULTS
-RESULTS := $(shell test -x $(BIN)/lab && $(BIN)/lab status --results-dir 2>/dev/null || echo results)
-endif
+# machine (or is not there yet), else results/machines/<class>/ (lab.results). It can only be
+# known once the environment exists, so the targets that write result files (HERE below) find it
+# after setup, with `lab status --results-dir`, and run again with RESULTS set; RESULTS=... on the
+# command line names a folder.
+RESULTS ?= results
+HERE := calibrate autotune seed-report score-examples detector-report bench-harness bench-window bench-cluster test-time
 RESULT_FILES = $(RESULTS)/machine.json $(RESULTS)/examples/dgemm_serial_t1.json $(RESULTS)/autotune.json $(RESULTS)/seed_policy.json
 
 .PHONY: setup test test-fast lint reproduce reproduce-here smoke experiments suite fresh fresh-suite ablation fresh-ablation long fresh-long sqd-study sqd-study-suite sqd-long detector-report figures lab calibrate score-examples \
@@ -196,26 +197,17 @@ seed-model: $(SEED_MODEL)/config.json
 $(SEED_MODEL)/config.json: | $(STAMP)
 	$(BIN)/lab seed-model --out $(SEED_MODEL)
 
+ifneq ($(origin RESULTS),command line)
+$(HERE): $(STAMP)
+	@$(MAKE) --no-print-directory RESULTS=$$($(BIN)/lab status --results-dir) $@
+else
 seed-report: $(RESULTS)/seed_policy.json
-$(RESULTS)/seed_policy.json: | $(SEED_MODEL)/config.json
-	$(BIN)/lab seed-report --model $(SEED_MODEL) --out $@
-
 autotune: $(RESULTS)/autotune.json
-$(RESULTS)/autotune.json: | $(STAMP)
-	$(BIN)/lab autotune --problem dgemm --out $@
-
 calibrate: $(RESULTS)/machine.json
-$(RESULTS)/machine.json: | $(STAMP)
-	$(BIN)/lab calibrate --out $@
-
 score-examples: $(RESULTS)/examples/dgemm_serial_t1.json
-$(RESULTS)/examples/dgemm_serial_t1.json: | $(STAMP)
-	$(BIN)/lab score-examples --no-cache --mode serial --out $(RESULTS)/examples
-	$(BIN)/lab score-examples --no-cache --mode openmp --threads 1 --out $(RESULTS)/examples
-	$(BIN)/lab score-examples --no-cache --mode openmp --threads 2 --out $(RESULTS)/examples
 
 # How well the technique detector reads labelled and generated kernels, by text and by the
-# compiled object (results/detector.json; a few minutes).
+# compiled object (detector.json; a few minutes).
 detector-report: $(STAMP)
 	$(BIN)/python -m lab.bench.detector_report --out $(RESULTS)/detector.json
 
@@ -233,9 +225,24 @@ bench-window: $(STAMP)
 bench-cluster: $(STAMP)
 	$(BIN)/python -m lab.bench.bench_cluster --out $(RESULTS)/bench_cluster.json
 
-# How long `make test` takes here (RESULTS/test_time.json): the figure the README quotes.
+# How long `make test` takes here (test_time.json): the figure the README quotes.
 test-time: $(STAMP)
 	$(BIN)/python -m lab.bench.test_time --out $(RESULTS)/test_time.json
+endif
+
+$(RESULTS)/seed_policy.json: | $(SEED_MODEL)/config.json
+	$(BIN)/lab seed-report --model $(SEED_MODEL) --out $@
+
+$(RESULTS)/autotune.json: | $(STAMP)
+	$(BIN)/lab autotune --problem dgemm --out $@
+
+$(RESULTS)/machine.json: | $(STAMP)
+	$(BIN)/lab calibrate --out $@
+
+$(RESULTS)/examples/dgemm_serial_t1.json: | $(STAMP)
+	$(BIN)/lab score-examples --no-cache --mode serial --out $(RESULTS)/examples
+	$(BIN)/lab score-examples --no-cache --mode openmp --threads 1 --out $(RESULTS)/examples
+	$(BIN)/lab score-examples --no-cache --mode openmp --threads 2 --out $(RESULTS)/examples
 
 clean:
 	rm -rf .cache build runs
