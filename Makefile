@@ -38,7 +38,7 @@ EXECUTED := runs/notebooks
 # after setup, with `lab status --results-dir`, and run again with RESULTS set; RESULTS=... on the
 # command line names a folder.
 RESULTS ?= results
-HERE := calibrate autotune seed-report score-examples detector-report bench-harness bench-window bench-cluster test-time
+HERE := calibrate autotune seed-report score-examples detector-report bench-harness bench-window bench-cluster test-time fresh
 RESULT_FILES = $(RESULTS)/machine.json $(RESULTS)/examples/dgemm_serial_t1.json $(RESULTS)/autotune.json $(RESULTS)/seed_policy.json
 
 .PHONY: setup test test-fast lint reproduce reproduce-here smoke experiments suite fresh fresh-suite ablation fresh-ablation long fresh-long sqd-study sqd-study-suite sqd-long detector-report figures lab calibrate score-examples \
@@ -94,7 +94,7 @@ test-fast: $(STAMP)
 # current there (same measuring code, machine class, policy and config: `lab status`) is reused,
 # what is missing or not current is measured; FRESH=1 measures everything again.
 reproduce: $(STAMP)
-	@mine=$$($(BIN)/lab status --results-dir); echo "results of this machine: $$mine/"; \
+	@set -e; mine=$$($(BIN)/lab status --results-dir); test -n "$$mine"; echo "results of this machine: $$mine/"; \
 	$(BIN)/lab status --stale $$mine/machine.json $$mine/autotune.json $$mine/seed_policy.json $$mine/examples/*.json | xargs -r rm -f; \
 	$(MAKE) --no-print-directory reproduce-here RESULTS=$$mine
 
@@ -105,9 +105,6 @@ reproduce-here: $(if $(FRESH),fresh) seed-model $(RESULT_FILES) experiments
 FORGET = $(BIN)/python -c "import sys; from lab import paths; from lab.results import open_config; \
 	  [print(e.out_dir / 'metrics.json', e.run_dir.parent) for e in open_config(sys.argv[1]).experiments.values()]; \
 	  print(paths.cache_dir() / 'evals')"
-fresh: $(STAMP)
-	rm -f $(RESULT_FILES) $(RESULTS)/examples/*.json
-	$(FORGET) $(CONFIG) | xargs rm -rf
 
 fresh-suite: $(STAMP)
 	$(FORGET) $(SUITE_CONFIG) | xargs rm -rf
@@ -199,12 +196,16 @@ $(SEED_MODEL)/config.json: | $(STAMP)
 
 ifneq ($(origin RESULTS),command line)
 $(HERE): $(STAMP)
-	@$(MAKE) --no-print-directory RESULTS=$$($(BIN)/lab status --results-dir) $@
+	@set -e; mine=$$($(BIN)/lab status --results-dir); test -n "$$mine"; $(MAKE) --no-print-directory RESULTS=$$mine $@
 else
 seed-report: $(RESULTS)/seed_policy.json
 autotune: $(RESULTS)/autotune.json
 calibrate: $(RESULTS)/machine.json
 score-examples: $(RESULTS)/examples/dgemm_serial_t1.json
+
+fresh: $(STAMP)
+	rm -f $(RESULT_FILES) $(RESULTS)/examples/*.json
+	$(FORGET) $(CONFIG) | xargs rm -rf
 
 # How well the technique detector reads labelled and generated kernels, by text and by the
 # compiled object (detector.json; a few minutes).

@@ -154,7 +154,7 @@ def test_a_short_training_log_is_refused(tmp_path):
 
 
 @pytest.mark.slow
-def test_compare_runs_every_arm_and_draws_the_figure(smoke_policy, tmp_path, capsys):
+def test_run_then_compare_every_arm_and_draw_the_figure(smoke_policy, tmp_path, capsys):
     # The smoke config, with the policy built for this session, and two of its arms: every arm
     # of it runs in the notebooks' smoke test already, and the command is the same for two.
     config = tmp_path / "compare.yaml"
@@ -172,6 +172,10 @@ def test_compare_runs_every_arm_and_draws_the_figure(smoke_policy, tmp_path, cap
             }
         )
     )
+    # lab compare compares finished arms only: it names what to run first.
+    assert main(["compare", "--config", str(config)]) == 2
+    assert f"run them first: lab run --config {config}" in capsys.readouterr().err
+    assert main(["run", "--config", str(config)]) == 0  # every arm, in the config's order
     assert main(["compare", "--config", str(config)]) == 0
     summary = json.loads((tmp_path / "results" / "comparison.json").read_text())
     assert summary["seeds"] == [0] and set(summary["arms"]) == {"baseline", "grpo"}
@@ -181,9 +185,10 @@ def test_compare_runs_every_arm_and_draws_the_figure(smoke_policy, tmp_path, cap
     assert (tmp_path / "runs" / "grpo" / "s0" / "final" / "config.json").exists()
     assert_drawn(tmp_path / "results" / "figures" / "comparison.png")
     assert "grpo - baseline: pass_at_1" in capsys.readouterr().out
-    # Finished runs are not redone.
+    # Finished runs that are current are not redone.
     mtime = (tmp_path / "results" / "grpo" / "samples.jsonl").stat().st_mtime_ns
-    assert main(["compare", "--config", str(config)]) == 0
+    assert main(["run", "--config", str(config)]) == 0
+    assert "finished and current; reusing it" in capsys.readouterr().out
     assert (tmp_path / "results" / "grpo" / "samples.jsonl").stat().st_mtime_ns == mtime
 
 

@@ -93,7 +93,6 @@ def test_the_study_notebook_takes_its_configs_and_output():
         "configs",
         "out",
         "run",
-        "mix_machines",
     }
     assert "configs/sqd_study.yaml" in params[0].source and "configs/sqd_study_suite.yaml" in params[0].source
 

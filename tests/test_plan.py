@@ -65,4 +65,6 @@ def test_lab_run_refuses_notebooks_for_one_arm(capsys):
         main(["run", "--config", str(ROOT / "configs" / "default.yaml"), "--experiment", "grpo", "--notebooks", "x"])
         == 2
     )
-    assert "--notebooks runs the config's whole plan" in capsys.readouterr().err
+    assert "--notebooks runs the config file's whole plan" in capsys.readouterr().err
+    args = ["run", "--config", str(ROOT / "configs" / "default.yaml"), "--set", "train.steps=1", "--notebooks", "x"]
+    assert main(args) == 2  # the notebooks read the file, not the overrides

@@ -84,10 +84,36 @@ def test_a_change_on_a_measuring_path_stales_results(tree, where, old, new):
 
 def test_code_outside_the_measuring_paths_keeps_the_version(tree):
     before = _version(tree)
-    for module in ("analysis/plots.py", "cli.py", "config.py", "bench/bench_harness.py", "pipeline/status.py"):
+    for module in ("analysis/plots.py", "cli.py", "bench/bench_harness.py", "pipeline/status.py"):
         with open(tree / "lab" / module, "a") as f:
             f.write("\n\ndef _added_later():\n    return 1\n")
     assert _version(tree) == before
+
+
+def test_a_docstring_added_or_removed_keeps_the_version(tree):
+    before = _version(tree)
+    _edit(tree / "lab" / "rl" / "sqd.py", "\ndef ", "\ndef _later():\n    return 1\n\n\ndef ")
+    with_function = _version(tree)
+    assert with_function != before  # a new function is code
+    _edit(tree / "lab" / "rl" / "sqd.py", "def _later():\n", 'def _later():\n    """Now documented."""\n')
+    assert _version(tree) == with_function
+
+
+def test_config_fields_are_values_but_config_methods_are_code(tree):
+    before = _version(tree)
+    config = tree / "lab" / "config.py"
+    _edit(
+        config,
+        "    threads_per_eval: PositiveInt | None = None",
+        "    threads_per_eval: PositiveInt | None = None\n    later: int = 0",
+    )
+    assert _version(tree) == before  # a new field: compared as a value, at its default nothing
+    _edit(
+        config,
+        "    def slot_threads(self, threads: int) -> int:\n",
+        "    def slot_threads(self, threads: int) -> int:\n        threads += 0\n",
+    )
+    assert _version(tree) != before  # how many CPUs an evaluation holds is behaviour
 
 
 def test_every_module_the_runner_imports_is_measured_or_named_as_not(tmp_path):
@@ -176,6 +202,12 @@ def test_each_machine_class_writes_its_own_results_folder(tmp_path, monkeypatch)
     write_json(results / "machine.json", {"fingerprint": "committed-one"})
     mine = results / MACHINES / machine_class()
     assert machine_results_dir(results) == mine and machine_results_dir(mine) == mine
+    # A study's folder inside the committed results is the committed machine's too.
+    assert machine_results_dir(results / "sqd_study" / "dgemm") == mine / "sqd_study" / "dgemm"
+    from lab.results import machine_path
+
+    assert machine_path(results / "sqd_study.json") == mine / "sqd_study.json"
+    assert machine_path(mine / "machine.json") == mine / "machine.json"
     (tmp_path / "pyproject.toml").write_text("")
     config = tmp_path / "c.yaml"
     config.write_text(
@@ -230,8 +262,9 @@ def test_figures_name_the_machine_of_the_results_folder_they_are_in(tmp_path, mo
 
     from lab.analysis import plots
 
+    assert plots.machine_label(tmp_path / "figures" / "x.png") is None  # in no results folder
     figures = tmp_path / "results" / "machines" / "abc" / "figures"
-    assert plots.machine_label(figures / "x.png") is None  # no calibration above it
+    assert plots.machine_label(figures / "x.png") == "measured on (machine abc)"  # a machine's folder, uncalibrated
     write_json(figures.parent / "machine.json", {"fingerprint": "abc", "cpu_model": "Some CPU", "cores": 2})
     assert plots.machine_label(figures / "x.png") == "measured on Some CPU, 2 cores (machine abc)"
     fig, ax = plt.subplots()

@@ -263,12 +263,12 @@ def test_tiny_training_lowers_loss_and_changes_parameters(tiny_model):
     assert all(changed)
     # The model card names this folder, the problems its corpus covers and the weights it describes.
     from lab.harness.problems import list_problems
-    from lab.provenance import weights_sha256
+    from lab.provenance import policy_sha256
 
     card = (out / "README.md").read_text()
     problems = TINY.get("problems") or list_problems()
     assert card.startswith(f"# {out.name} — ") and f"({', '.join(problems)})" in card
-    assert record["weights_sha256"] == weights_sha256(out) and f"`{record['weights_sha256']}`" in card
+    assert record["policy_sha256"] == policy_sha256(out) and f"`{record['policy_sha256']}`" in card
     assert (out / "corpus.jsonl").exists() and json.loads((out / "training.json").read_text())["parameters"] > 0
 
 

@@ -38,7 +38,7 @@ from lab.harness.cluster import ClusterError
 from lab.harness.evaluate import EvalResult, evaluate_batch
 from lab.harness.machine import machine_summary
 from lab.harness.problems import UnknownProblem, list_problems, load_problem
-from lab.results import report_provenance
+from lab.results import machine_path, machine_results_dir, report_provenance
 from lab.rl.reward import HarnessReward, reward_from_result
 
 
@@ -122,6 +122,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     path = find_config(args.config)
     if not path.is_file():
         raise UsageError(f"no such config: {args.config}")
+    notebooks = Path(args.notebooks).absolute() if args.notebooks else None  # before open_config moves
+    if notebooks and (args.experiment or args.overwrite or args.set):
+        raise UsageError(
+            "--notebooks runs the config file's whole plan as it is: no --experiment, --set or --overwrite"
+        )
     config = open_config(path, args.set)
     names = [config.experiment(args.experiment).name] if args.experiment else arm_order(config)
     if args.dry_run:
@@ -140,10 +145,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             "come on top; finished results that are current are reused and cost nothing"
         )
         return 0
-    if args.notebooks:
-        if args.experiment or args.overwrite:
-            raise UsageError("--notebooks runs the config's whole plan; run one arm without it")
-        run_notebooks(config, path, args.notebooks, Path.cwd())
+    if notebooks:
+        # The notebooks of this checkout (an installed package has none: run them from a clone).
+        root = paths.repo_root()
+        if root is None:
+            raise UsageError("--notebooks needs the lab's checkout (notebooks/); this is an installed package")
+        run_notebooks(config, path, notebooks, root)
         return 0
     for name in names:
         cfg = config.experiments[name]
@@ -224,7 +231,7 @@ def cmd_score_batch(args: argparse.Namespace) -> int:
 
 
 def cmd_score_examples(args: argparse.Namespace) -> int:
-    out_dir = Path(args.out)
+    out_dir = machine_results_dir(args.out)  # this machine's results folder (lab.results)
     for problem in list_problems():
         files = sorted((paths.harness_dir() / problem / "examples").glob("*.[cm]*"))
         if not files:
@@ -255,6 +262,7 @@ def cmd_score_examples(args: argparse.Namespace) -> int:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from lab.harness.calibrate import calibrate
 
+    args.out = str(machine_path(args.out))  # never over another machine's calibration (lab.results)
     machine = calibrate(threads=args.threads_list, n=args.n)
     write_json(args.out, {**machine, "provenance": report_provenance()})
     print(json.dumps(machine["summary"], indent=1))
@@ -319,6 +327,7 @@ def cmd_seed_report(args: argparse.Namespace) -> int:
         raise UsageError(str(err)) from None
     report["machine"] = machine_summary()
     report["provenance"] = report_provenance(args.model)
+    args.out = str(machine_path(args.out))
     write_json(args.out, report)
     print(json.dumps({k: v for k, v in report.items() if k != "technique_sets_ok"}, indent=1))
     print(f"wrote {args.out}")
@@ -346,6 +355,7 @@ def cmd_autotune(args: argparse.Namespace) -> int:
     from lab.bench.autotune import autotune
 
     report = autotune(_problem(args.problem), args.n, args.threads)
+    args.out = str(machine_path(args.out))
     write_json(args.out, {**report, "provenance": report_provenance()})
     best = report["best"]
     if best is None:

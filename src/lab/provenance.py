@@ -20,7 +20,8 @@ reads results, benchmarks of the lab's own tools, the command line, and example 
 (they are never on a timed path; the problem's spec, driver and reference are).
 
 `git_facts()` records the commit and whether the tree differed from it (the dirty flag);
-`weights_sha256(model)` hashes a local policy's weight files (None for a hub id not on disk).
+`policy_sha256(model)` hashes a local policy's weights with its tokenizer and generation
+settings (None for a hub id not on disk).
 This module is in the bottom layer: it reads files, and imports nothing of the lab but paths.
 """
 
@@ -32,6 +33,7 @@ import io
 import json
 import re
 import subprocess
+import textwrap
 import tokenize
 import tomllib
 from collections.abc import Callable, Iterable
@@ -52,11 +54,18 @@ MEASURED = (
     "pipeline/runner.py",
     "analysis/metrics.py",
     "analysis/intervals.py",
+    # What makes the reports that are results too (the seed policy's report, the autotuner's).
+    "policy/seed_policy/report.py",
+    "bench/autotune.py",
 )
+
+#: Modules whose functions and methods are measured, but not the rest (their fields are compared
+#: as a config's values, normalised against the defaults).
+BEHAVIOUR = ("config.py",)
 
 #: Modules the runner imports that cannot change a number (with why), the complement of MEASURED.
 NOT_MEASURED = {
-    "config.py": "a config's values are compared themselves, normalised against the defaults",
+    "config.py": "a config's values are compared themselves; its functions are in BEHAVIOUR",
     "files.py": "atomic writing and reading of result files",
     "paths.py": "where the harness and the cache are",
     "provenance.py": "computes these facts",
@@ -86,12 +95,17 @@ def _python_digest(text: str) -> bytes:
                 and isinstance(first.value.value, str)
             ):
                 docstrings.add((first.lineno, first.col_offset))
-    out = []
+    out, after_docstring = [], False
     for tok in tokenize.generate_tokens(io.StringIO(text).readline):
         if tok.type in (tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER):
             continue
         if tok.type == tokenize.STRING and tok.start in docstrings:
+            after_docstring = True
             continue
+        if after_docstring:  # the docstring's own end of statement goes with it (`;` or newline)
+            after_docstring = False
+            if tok.type == tokenize.NEWLINE or (tok.type == tokenize.OP and tok.string == ";"):
+                continue
         # Indentation counts as structure (INDENT/DEDENT), not as its exact blanks.
         out.append(tokenize.tok_name[tok.type] if tok.type in (tokenize.INDENT, tokenize.DEDENT) else tok.string)
     return "\x00".join(out).encode()
@@ -106,6 +120,18 @@ def _c_digest(text: str) -> bytes:
     code = _C_TOKENS.sub(lambda m: " " if m.group().startswith("/") else m.group(), text)
     lines = (re.sub(r"[ \t]+", " ", line).strip() for line in code.splitlines())
     return "\n".join(line for line in lines if line).encode()
+
+
+def _behaviour_digest(text: str) -> bytes:
+    """Only the functions and methods of a module, each as _python_digest reads it: for
+    lab.config, whose fields are compared as a config's values, but whose methods (the threads
+    of a mode, the CPUs an evaluation holds) are behaviour on the measuring path."""
+    tree = ast.parse(text)
+    functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    parts = sorted(
+        _python_digest(textwrap.dedent(ast.get_source_segment(text, n, padded=True) or "")) for n in functions
+    )
+    return b"\x01".join(parts)
 
 
 def _toml_digest(text: str) -> bytes:
@@ -141,7 +167,9 @@ def _package_digest(package_dir: Path) -> bytes:
     h = hashlib.sha256()
     # The modules' digests in sorted order, without their names: moving code between measured
     # modules changes no number, so it keeps the version.
-    for digest in sorted(hashlib.sha256(source_digest(p)).digest() for p in _files(package_dir, MEASURED)):
+    digests = [hashlib.sha256(source_digest(p)).digest() for p in _files(package_dir, MEASURED)]
+    digests += [hashlib.sha256(_behaviour_digest(p.read_text())).digest() for p in _files(package_dir, BEHAVIOUR)]
+    for digest in sorted(digests):
         h.update(digest)
     return h.digest()
 
@@ -151,8 +179,21 @@ def _harness_digest(harness_dir: Path) -> bytes:
     for path in sorted(p for p in harness_dir.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
         rel = path.relative_to(harness_dir).as_posix()
         if not _HARNESS_SKIP.search(rel):
-            h.update(b"harness/" + rel.encode() + b"\0" + source_digest(path) + b"\0")
+            h.update(b"harness/" + rel.encode() + b"\0" + _file_digest(path) + b"\0")
     return h.digest()
+
+
+#: source_digest of each file read, by path and what stat says of it: the harness is hashed on
+#: every evaluation batch, and re-reading unchanged files would cost more than the cache hit it keys.
+_DIGESTS_SEEN: dict[tuple, bytes] = {}
+
+
+def _file_digest(path: Path) -> bytes:
+    st = path.stat()
+    key = (str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+    if key not in _DIGESTS_SEEN:
+        _DIGESTS_SEEN[key] = hashlib.sha256(source_digest(path)).digest()
+    return _DIGESTS_SEEN[key]
 
 
 def compute_measurement_version(package_dir: Path, harness_dir: Path) -> str:
@@ -193,21 +234,26 @@ def git_facts() -> dict:
 
 #: The files of a policy folder that hold its weights.
 _WEIGHTS = ("*.safetensors", "*.bin", "*.pt")
+#: And those that change what it writes besides them: architecture, tokenizer, chat template,
+#: generation defaults (not its card, training log or corpus).
+_BESIDE = ("config.json", "generation_config.json", "tokenizer*.json", "special_tokens_map.json", "chat_template.*")
 
 
-def weights_sha256(model: str | Path) -> str | None:
-    """sha256 of a local policy's weight files (by name order), or None where `model` is not a
-    folder with weights here (a hub id is named by its id; a config names only a path)."""
+def policy_sha256(model: str | Path) -> str | None:
+    """sha256 of a local policy's weights, with its config, tokenizer, chat template and
+    generation defaults (by file name order), or None where `model` is not a folder with weights
+    here (a hub id is named by its id; a config names only a path)."""
     folder = Path(model)
-    files = sorted({p for pattern in _WEIGHTS for p in folder.glob(pattern)}) if folder.is_dir() else []
-    if not files:
+    weights = {p for pattern in _WEIGHTS for p in folder.glob(pattern)} if folder.is_dir() else set()
+    if not weights:
         return None
+    files = sorted(weights | {p for pattern in _BESIDE for p in folder.glob(pattern)})
     stat = tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in files)
-    return _weights_sha256(folder.resolve(), stat)
+    return _policy_sha256(folder.resolve(), stat)
 
 
 @cache
-def _weights_sha256(folder: Path, stat: tuple) -> str:
+def _policy_sha256(folder: Path, stat: tuple) -> str:
     h = hashlib.sha256()
     for name, _, _ in stat:
         with open(folder / name, "rb") as f:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import importlib.metadata
 import os
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from lab.config import ConfigError, LabConfig, load_config
 from lab.files import read_json, read_jsonl
 from lab.harness.machine import machine_class
 from lab.harness.problems import BadProblem, UnknownProblem, load_problem
-from lab.provenance import git_facts, measurement_version, weights_sha256
+from lab.provenance import git_facts, measurement_version, policy_sha256
 
 TRAINING_SAMPLES = "training_samples.jsonl"  # every completion scored in training, beside the metrics
 RESTRICTED_SAMPLES = "samples_restricted.jsonl"  # the technique-restricted evaluation, beside samples.jsonl
@@ -43,6 +44,7 @@ RUN_FACTS = frozenset(
         "machine",
         "machine_class",
         "policy_sha256",
+        "packages",
         "date",
         "isolation",
         "train_prompts",
@@ -65,35 +67,65 @@ def report_provenance(model: str | None = None) -> dict:
         "git_commit": git["commit"],
         "dirty": git["dirty"],
         "machine_class": machine_class(),
-        "policy_sha256": weights_sha256(model) if model else None,
+        "policy_sha256": policy_sha256(model) if model else None,
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "packages": _versions(),  # recorded, not compared: a result says what it ran under
     }
+
+
+#: The libraries whose versions every result records.
+PACKAGES = ("numpy", "torch", "transformers", "trl", "threadpoolctl")
+
+
+def _versions() -> dict[str, str | None]:
+    def version(name: str) -> str | None:
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    return {name: version(name) for name in PACKAGES}
 
 
 def results_owner(results_dir: str | Path) -> str | None:
     """The machine class a results folder belongs to: that of its calibration (None: none yet)."""
     path = Path(results_dir) / CALIBRATION
-    if not path.exists():
+    if not path.is_file():
         return None
-    saved = read_json(path)
-    return saved.get("machine_class") or saved.get("fingerprint")
+    try:
+        saved = read_json(path)
+    except ValueError:
+        return None
+    return (saved.get("machine_class") or saved.get("fingerprint")) if isinstance(saved, dict) else None
+
+
+def results_root(path: str | Path) -> Path | None:
+    """The results folder at or above `path` that has a calibration (machine.json), if any."""
+    here = Path(path).absolute()
+    return next((folder for folder in (here, *here.parents) if (folder / CALIBRATION).is_file()), None)
 
 
 def machine_results_dir(results_dir: str | Path, machine: str | None = None) -> Path:
-    """This machine's (or `machine`'s) results folder under `results_dir`: `results_dir` itself
-    when it is this machine's or nobody's yet, else `results_dir/machines/<class>`."""
+    """This machine's (or `machine`'s) folder for what `results_dir` holds: `results_dir` itself
+    when the results folder it lies in (the nearest one above it with a calibration) is this
+    machine's or nobody's yet, else the same place under that folder's `machines/<class>/`
+    (results/ablation -> results/machines/<class>/ablation)."""
     machine = machine or machine_class()
-    root = Path(results_dir)
-    if root.parent.name == MACHINES:  # already a machine's folder
-        return root
-    owner = results_owner(root)
-    return root if owner in (None, machine) else root / MACHINES / machine
+    given = Path(results_dir)
+    if MACHINES in given.parts:  # already a machine's folder
+        return given
+    root = results_root(given)
+    if root is None or results_owner(root) == machine:
+        return given
+    mine = root / MACHINES / machine / given.absolute().relative_to(root)
+    return Path(os.path.relpath(mine)) if not given.is_absolute() else mine
 
 
-def _relocate(path: str, results_dir: str, mine: Path) -> str:
-    """`path` moved from under `results_dir` to under `mine` (unchanged if it is not under it)."""
-    rel = os.path.relpath(path, results_dir)
-    return path if rel.startswith("..") else os.path.normpath(mine / rel)
+def machine_path(path: str | Path, machine: str | None = None) -> Path:
+    """A result file's path (results/sqd_study.json) moved to this machine's folder, as
+    machine_results_dir moves a folder."""
+    path = Path(path)
+    return machine_results_dir(path.parent, machine) / path.name
 
 
 def project_dir(config_path: str | Path) -> Path:
@@ -133,18 +165,15 @@ def open_config(config_path: str | Path, overrides: list[str] | tuple = (), mach
     config = load_config(path, overrides)
     check_problems(config)
     os.chdir(project_dir(path))
-    mine = machine_results_dir(config.results_dir, machine)
-    if mine == Path(config.results_dir):
-        return config
     experiments = {
-        name: dataclasses.replace(cfg, results_dir=_relocate(cfg.results_dir, config.results_dir, mine))
+        name: dataclasses.replace(cfg, results_dir=str(machine_results_dir(cfg.results_dir, machine)))
         for name, cfg in config.experiments.items()
     }
     return dataclasses.replace(
         config,
         experiments=experiments,
-        results_dir=str(mine),
-        figures_dir=_relocate(config.figures_dir, config.results_dir, mine),
+        results_dir=str(machine_results_dir(config.results_dir, machine)),
+        figures_dir=str(machine_results_dir(config.figures_dir, machine)),
     )
 
 

@@ -58,7 +58,7 @@ import seaborn as sns  # noqa: E402
 
 from lab.config import MODES, STATUSES  # noqa: E402
 from lab.files import read_json  # noqa: E402
-from lab.results import CALIBRATION  # noqa: E402
+from lab.results import CALIBRATION, MACHINES  # noqa: E402
 from lab.rl.sqd import descriptor  # noqa: E402
 from lab.techniques import REGISTRY, TECHNIQUES  # noqa: E402
 
@@ -916,16 +916,19 @@ def sqd_training(study: dict, out: Path, filename: str = "sqd_study_training.png
 
 
 def machine_label(path: Path) -> str | None:
-    """The machine whose results a figure at `path` draws: that of the nearest results folder
-    above it with a calibration (lab.results: one folder per machine class), as 'measured on
-    <CPU>, <cores> cores (machine <class>)'; None outside any such folder."""
-    for folder in Path(path).resolve().parents:
+    """The machine whose results a figure at `path` draws, as 'measured on <CPU>, <cores> cores
+    (machine <class>)': that of the machine's folder it lies in (lab.results: results of one
+    machine class per folder, machines/<class>/ for all but the first), else of the nearest
+    results folder above it with a calibration; None outside any such folder."""
+    for folder in Path(path).absolute().parents:
         calibration = folder / CALIBRATION
-        if calibration.is_file():
-            saved = read_json(calibration)
-            cpu, cores = saved.get("cpu_model") or "?", saved.get("cores")
-            owner = saved.get("machine_class") or saved.get("fingerprint")
-            return f"measured on {cpu}{f', {cores} cores' if cores else ''} (machine {owner})"
+        own = folder.parent.name == MACHINES
+        if calibration.is_file() or own:
+            saved = read_json(calibration) if calibration.is_file() else {}
+            cpu, cores = saved.get("cpu_model"), saved.get("cores")
+            owner = folder.name if own else saved.get("machine_class") or saved.get("fingerprint")
+            where = f"{cpu}{f', {cores} cores' if cores else ''} " if cpu else ""
+            return f"measured on {where}(machine {owner})"
     return None
 
 

@@ -3,7 +3,7 @@
     from lab.analysis.sqd_study import write_sqd_study
     study = write_sqd_study(["configs/sqd_study.yaml", "configs/sqd_study_suite.yaml"], "results/sqd_study.json")
 
-Reads the finished arms of each config (lab.analysis.experiments: metrics.json, samples.jsonl,
+Reads the finished arms of each config (lab.pipeline.runner wrote them: metrics.json, samples.jsonl,
 samples_restricted.jsonl, training_samples.jsonl, archive_stats.json) and writes one file:
 
 - `variants`: one entry per arm name (the same names in every config: `grpo`, `s0_hard`, ...),

@@ -30,7 +30,7 @@ from lab.config import ComputeConfig, MeasureConfig
 from lab.files import write_json
 from lab.harness.evaluate import evaluate_batch
 from lab.harness.machine import machine_summary
-from lab.results import report_provenance
+from lab.results import machine_path, report_provenance
 
 MEASURE = MeasureConfig()  # OpenMP permitted, 1 thread: every kernel of the batch is ok
 
@@ -139,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--out", default="results/bench_cluster.json")
     args = parser.parse_args(argv)
+    args.out = str(machine_path(args.out))  # this machine's results folder (lab.results)
     report = bench(args.completions, args.rounds)
     write_json(args.out, {**report, "provenance": report_provenance()})
     print(markdown_table(report))

@@ -43,7 +43,7 @@ from lab.config import MeasureConfig
 from lab.files import write_json
 from lab.harness.evaluate import evaluate, evaluate_batch
 from lab.harness.machine import machine_summary
-from lab.results import report_provenance
+from lab.results import machine_path, report_provenance
 
 #: Each probe prints one JSON line. argv: [corpus file (JSON list of texts) or kernels dir, repeats].
 _BATCH_PROBE = r"""
@@ -205,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="alternating before/after rounds with --against")
     parser.add_argument("--out", default="results/bench_harness.json")
     args = parser.parse_args(argv)
+    args.out = str(machine_path(args.out))  # this machine's results folder (lab.results)
 
     # A cold, private cache: every unique completion is measured for real.
     os.environ["LAB_CACHE_DIR"] = tempfile.mkdtemp(prefix="lab-bench-cache-")

@@ -36,7 +36,7 @@ from lab.config import MeasureConfig
 from lab.files import write_json
 from lab.harness.evaluate import EvalResult, evaluate
 from lab.harness.machine import machine_summary
-from lab.results import report_provenance
+from lab.results import machine_path, report_provenance
 
 #: An attack scored `ok` at more than this multiple of its twin's GFLOPS has inflated its figure
 #: (the same work, so an honest difference is noise: a few percent).
@@ -209,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", metavar="GLOB", help="only the kernels whose file name matches")
     parser.add_argument("--out", default="results/timed_window.json")
     args = parser.parse_args(argv)
+    args.out = str(machine_path(args.out))  # this machine's results folder (lab.results)
 
     root = paths.repo_root()
     kernels = window_kernels(root)

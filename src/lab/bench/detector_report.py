@@ -34,7 +34,7 @@ from lab.config import MeasureConfig
 from lab.harness.evaluate import evaluate_batch
 from lab.harness.machine import machine_summary
 from lab.policy.seed_policy.generator import render, spec_techniques, sweep_specs
-from lab.results import report_provenance
+from lab.results import machine_path, report_provenance
 from lab.techniques import TECHNIQUES, confirm, detect
 
 LABELS = Path("tests") / "kernels" / "detector" / "labels.json"
@@ -129,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="results/detector.json")
     parser.add_argument("--no-objects", action="store_true", help="text detection only (no compiling)")
     args = parser.parse_args(argv)
+    args.out = str(machine_path(args.out))  # this machine's results folder (lab.results)
     os.environ.setdefault("LAB_CACHE_DIR", tempfile.mkdtemp(prefix="lab-detector-cache-"))
     root = paths.repo_root() or Path.cwd()
     result = report(root, objects=not args.no_objects)

@@ -19,7 +19,7 @@ from pathlib import Path
 from lab import paths
 from lab.files import write_json
 from lab.harness.machine import machine_summary
-from lab.results import report_provenance
+from lab.results import machine_path, report_provenance
 
 
 def time_make_test(root: Path) -> dict:
@@ -31,13 +31,18 @@ def time_make_test(root: Path) -> dict:
         (line.strip("= ") for line in reversed(done.stdout.splitlines()) if re.search(r"\d+ passed|failed", line)),
         None,
     )
-    return {"wall_s": round(wall, 1), "returncode": done.returncode, "pytest": summary}
+    failed = sorted({line.split()[1] for line in done.stdout.splitlines() if line.startswith("FAILED ")})
+    log = root / "runs" / "make_test.log"  # the whole output, to read what failed
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(done.stdout + done.stderr)
+    return {"wall_s": round(wall, 1), "returncode": done.returncode, "pytest": summary, "failed": failed}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default="results/test_time.json")
     args = parser.parse_args(argv)
+    args.out = str(machine_path(args.out))  # this machine's results folder (lab.results)
     root = paths.repo_root()
     if root is None:
         parser.error("make test runs in a checkout; this lab is an installed package")

@@ -101,14 +101,14 @@ def reward_evaluations(cfg: ExperimentConfig) -> dict[str, int]:
 
 
 def eval_seconds(results_dir: str | Path, machine: str) -> tuple[float, str]:
-    """(seconds per candidate, where the figure comes from): this machine's harness benchmark, else
-    the one in `results_dir` (another machine's, said so), else ASSUMED_EVAL_S."""
+    """(seconds per candidate, where the figure comes from): the harness benchmark of this machine
+    (in its results folder), else that of the results folder `results_dir` lies in (another
+    machine's, said so), else ASSUMED_EVAL_S."""
     from lab.files import read_json
+    from lab.results import machine_results_dir, results_root
 
-    for path in (
-        Path(results_dir) / "machines" / machine / "bench_harness.json",
-        Path(results_dir) / "bench_harness.json",
-    ):
+    base = results_root(results_dir) or Path(results_dir)
+    for path in (machine_results_dir(base, machine) / "bench_harness.json", base / "bench_harness.json"):
         if path.exists():
             bench = read_json(path)
             theirs = (bench.get("machine") or {}).get("fingerprint")

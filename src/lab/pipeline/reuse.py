@@ -26,7 +26,7 @@ from __future__ import annotations
 from lab.config import ExperimentConfig, non_default_settings
 from lab.harness.machine import machine_class, machine_summary
 from lab.harness.sandbox import isolation_level
-from lab.provenance import measurement_version, weights_sha256
+from lab.provenance import measurement_version, policy_sha256
 from lab.results import RUN_FACTS, report_provenance
 
 STATES = ("current", "older_code", "other_machine")
@@ -52,22 +52,32 @@ def config_differences(saved: dict, cfg: ExperimentConfig, compare_model: bool =
     return sorted(k for k in set(a) | set(b) if a.get(k, ...) != b.get(k, ...))
 
 
-def judge(saved: dict, cfg: ExperimentConfig | None = None, machine: str | None = None) -> dict:
+def judge(
+    saved: dict, cfg: ExperimentConfig | None = None, machine: str | None = None, policy: str | None = None
+) -> dict:
     """The state of a result whose config.json is `saved`, for this checkout and machine (or
     `machine`), and against `cfg` when given: {"state", "reason", "code", "commit", "machine",
     "seed_policy"}; state is one of STATES, and "config_changes" lists the settings in which it
-    differs from `cfg` (a result of another config is never reused, whatever its state)."""
-    recorded_machine = saved.get("machine_class") or (saved.get("machine") or {}).get("fingerprint")
+    differs from `cfg` (a result of another config is never reused, whatever its state). The
+    policy compared is `cfg.model`, or `policy` (a report's model) without a config."""
+    summary = saved.get("machine") if isinstance(saved.get("machine"), dict) else {}
+    recorded_machine = saved.get("machine_class") or summary.get("fingerprint")
     out = {
         "code": saved.get("measurement"),
         "commit": saved.get("git_commit"),
         "dirty": saved.get("dirty"),
         "machine": recorded_machine,
         "seed_policy": saved.get("policy_sha256"),
-        "date": saved.get("date") or (saved.get("machine") or {}).get("date"),
+        "date": saved.get("date") or summary.get("date"),
     }
     here = machine or machine_class()
-    if recorded_machine != here:
+    if cfg is not None and cfg.compute.backend == "dask" and recorded_machine:
+        # Measured by a cluster's workers: their class, not this client's, is the result's, and
+        # the cluster refuses workers of another class as it connects (lab.harness.cluster).
+        here = recorded_machine
+    if not recorded_machine:
+        out |= {"state": "older_code", "reason": "no machine recorded"}
+    elif recorded_machine != here:
         out |= {"state": "other_machine", "reason": f"measured on machine {recorded_machine}, this is {here}"}
     elif saved.get("measurement") != measurement_version():
         made = f"commit {(saved.get('git_commit') or 'unknown')[:12]}"
@@ -75,12 +85,13 @@ def judge(saved: dict, cfg: ExperimentConfig | None = None, machine: str | None 
         out |= {"state": "older_code", "reason": f"{why} ({made})"}
     else:
         out |= {"state": "current", "reason": "same measuring code, machine and policy"}
+    model = cfg.model if cfg is not None else policy
+    local = policy_sha256(model) if model else None
+    recorded = saved.get("policy_sha256")
+    known = local is not None and recorded is not None
+    if known and local != recorded and out["state"] == "current":
+        out |= {"state": "older_code", "reason": f"made by another policy (sha256 {recorded[:12]})"}
     if cfg is not None:
-        local = weights_sha256(cfg.model)
-        recorded = saved.get("policy_sha256")
-        known = local is not None and recorded is not None
-        if known and local != recorded and out["state"] == "current":
-            out |= {"state": "older_code", "reason": f"made by another policy (sha256 {recorded[:12]})"}
         out["config_changes"] = config_differences(saved, cfg, compare_model=not known)
     return out
 

@@ -61,18 +61,17 @@ from lab.config import ExperimentConfig, LabConfig
 from lab.files import read_json, read_jsonl, write_json, write_jsonl
 from lab.harness.evaluate import evaluate_batch
 from lab.harness.extract import source_or_none
-from lab.harness.machine import BLAS_PROBLEMS, machine_fingerprint, openblas_gflops
+from lab.harness.machine import BLAS_PROBLEMS, machine_class, machine_fingerprint, openblas_gflops
 from lab.harness.problems import load_problem
 from lab.pipeline.plan import arm_order
 from lab.pipeline.reuse import provenance, reusable
 from lab.policy.prompts import prompt_texts
 from lab.policy.sample import load_policy, sample_records
 from lab.provenance import exact_code
-from lab.results import RESTRICTED_SAMPLES, is_finished, open_config
+from lab.results import RESTRICTED_SAMPLES, TRAINING_SAMPLES, is_finished, open_config
 from lab.rl.reward import reward_from_result
 from lab.rl.sqd import descriptor, subsets_up_to
 from lab.rl.train import (
-    TRAINING_SAMPLES,
     config_changes,
     import_unsloth_first,
     text_hash,
@@ -83,7 +82,7 @@ from lab.rl.warm_start import warm_start
 from lab.techniques import TECHNIQUES, confirm, detect, problem_techniques
 
 WARM_START = "warm_start"  # the folder of a run's warm start, under its run_dir
-RUN_CODE = "code.txt"  # the exact code of a training run, in its run_dir (checkpoints resume only under it)
+RUN_CODE = "code.txt"  # the exact code and machine class of a training run: checkpoints resume only under both
 
 
 def open_experiment(config_path: str | Path, name: str, overrides: list[str] | tuple = ()) -> ExperimentConfig:
@@ -186,6 +185,7 @@ def evaluate_policy(
             "isolation": sorted({r["isolation"] for r in samples if r.get("isolation")}),
         }
     )
+    _record_measuring_class(cfg, machines)
     if (cfg.out_dir / TRAINING_SAMPLES).exists():
         metrics["training"] = training_summary(cfg.out_dir)
     archive_path = cfg.out_dir / "archive.json"
@@ -199,6 +199,16 @@ def evaluate_policy(
     metrics["complete"] = True
     write_json(cfg.out_dir / "metrics.json", metrics)
     return metrics
+
+
+def _record_measuring_class(cfg: ExperimentConfig, machines: list[str]) -> None:
+    """The machine class of a result is the class that measured it: the cluster's workers' when
+    they measured every sample (a cluster refuses workers of another class), not the client's,
+    which config.json recorded when the run started."""
+    path = cfg.out_dir / "config.json"
+    saved = read_json(path)
+    if len(machines) == 1 and saved.get("machine_class") != machines[0]:
+        write_json(path, {**saved, "machine_class": machines[0]})
 
 
 def training_summary(out_dir: Path) -> dict:
@@ -422,7 +432,7 @@ def run_experiment(cfg: ExperimentConfig, overwrite: bool = False) -> dict:
     """Run one experiment (train first, once per seed, if its kind is grpo) and return its
     metrics; a finished run of the same config is reused unless `overwrite`."""
     if is_complete(cfg) and not overwrite:
-        print(f"{cfg.out_dir}: finished with this config; reusing it (overwrite to measure again)", flush=True)
+        print(f"{cfg.out_dir}: finished and current; reusing it (overwrite to measure again)", flush=True)
         return read_json(cfg.out_dir / "metrics.json")
     if cfg.train.use_unsloth:
         import_unsloth_first()  # before sampling or the warm start load the model with transformers
@@ -430,7 +440,7 @@ def run_experiment(cfg: ExperimentConfig, overwrite: bool = False) -> dict:
     if cfg.kind == "baseline":
         return evaluate_policy(cfg, cfg.model)
     runs = {seed: cfg.for_seed(seed) for seed in cfg.seeds}
-    code = exact_code()
+    code = f"{exact_code()}-{machine_class()}"  # checkpoints resume only under this code, on this class
     finals = {}
     for seed, run in runs.items():
         # With a warm start, GRPO starts from the fine-tuned policy (its folder is known ahead).

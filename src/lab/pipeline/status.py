@@ -16,6 +16,7 @@ suite and SQD study summaries, figures) are not listed: they are redrawn from th
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from lab.config import ConfigError, ExperimentConfig, load_config
@@ -52,7 +53,7 @@ def _config_key(rel: Path) -> str:
 
 def _report_facts(data: dict) -> dict | None:
     """A report's provenance in config.json's terms, or None if it records no machine."""
-    facts = data.get("provenance") or {}
+    facts = data.get("provenance") if isinstance(data.get("provenance"), dict) else {}
     machine = data.get("machine")
     summary = machine if isinstance(machine, dict) else {}
     fingerprint = facts.get("machine_class") or summary.get("class") or summary.get("fingerprint")
@@ -76,7 +77,30 @@ def report_state(path: str | Path) -> str | None:
     except ValueError:
         return None
     facts = _report_facts(data) if isinstance(data, dict) else None
-    return judge(facts)["state"] if facts else None
+    return judge(facts, policy=_model(data))["state"] if facts else None
+
+
+def _model(report: dict) -> str | None:
+    """The local policy a report was made with, where it names one (the seed policy's report)."""
+    model = report.get("model")
+    return model if isinstance(model, str) else None
+
+
+def _read(path: Path) -> dict | None:
+    """A JSON object from `path`, or None (with a line on stderr) when it is not one."""
+    try:
+        data = read_json(path)
+    except (ValueError, OSError) as err:
+        print(f"lab status: skipping {path}: {err}", file=sys.stderr)
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _finished(folder: Path) -> bool:
+    try:
+        return is_finished(folder)
+    except (ValueError, OSError, AttributeError):
+        return False
 
 
 def result_status(results_dir: str | Path = "results", root: str | Path = ".") -> list[dict]:
@@ -88,21 +112,19 @@ def result_status(results_dir: str | Path = "results", root: str | Path = ".") -
     rows = []
     for path in sorted(results.rglob("*.json")):
         rel = path.relative_to(root) if path.is_relative_to(root) else path
-        if path.name == "config.json" and is_finished(path.parent):
+        if path.name == "config.json" and _finished(path.parent):
             cfg = configs.get(_config_key(rel.parent))
-            row = {"path": str(rel.parent), "kind": "arm", **judge(read_json(path), cfg, here)}
-            rows.append(row)
+            saved = _read(path)
+            if saved is not None:
+                rows.append({"path": str(rel.parent), "kind": "arm", **judge(saved, cfg, here)})
         elif (
             path.name not in ("config.json", "metrics.json", "comparison.json")
             and not (path.parent / "config.json").exists()
         ):
-            try:
-                data = read_json(path)
-            except ValueError:
-                continue
-            facts = _report_facts(data) if isinstance(data, dict) else None
+            data = _read(path)
+            facts = _report_facts(data) if data is not None else None
             if facts is not None:
-                rows.append({"path": str(rel), "kind": "report", **judge(facts, None, here)})
+                rows.append({"path": str(rel), "kind": "report", **judge(facts, None, here, _model(data))})
     return rows
 
 

@@ -61,21 +61,19 @@ import sys
 import time
 import warnings
 from collections import Counter
-from collections.abc import Set
 from pathlib import Path
 
-from lab.config import ExperimentConfig, TrainConfig
+from lab.config import ExperimentConfig, TrainConfig, changed_fields
 from lab.files import JsonlAppender, read_json, read_jsonl, write_json, write_jsonl
 from lab.harness.evaluate import evaluate_batch
 from lab.policy.prompts import prompt_text
+from lab.results import TRAINING_SAMPLES
 from lab.rl.reward import TERM_WEIGHTS, HarnessReward
 from lab.rl.sqd import SQDSchedule, TechniqueArchive
 from lab.techniques import problem_techniques
 
 ARCHIVE_STATE = "archive_state.json"  # in each checkpoint folder, beside the Trainer's own files
 
-
-TRAINING_SAMPLES = "training_samples.jsonl"  # beside train_log.jsonl: every scored completion
 
 TENSORBOARD_LOGS = "logs"  # in the output folder: where `report_to: [tensorboard]` writes
 
@@ -457,26 +455,6 @@ _NOT_TRAINING = frozenset({"name", "results_dir", "runs_dir", "evaluation", "see
 def training_config(config: ExperimentConfig) -> dict:
     """The part of an experiment's config that determines its training run (saved beside it)."""
     return {k: v for k, v in config.to_dict().items() if k not in _NOT_TRAINING}
-
-
-def _flat(config: dict, prefix: str = "") -> dict:
-    """{"train": {"steps": 2}} -> {"train.steps": 2}."""
-    out = {}
-    for key, value in config.items():
-        if isinstance(value, dict) and value:
-            out.update(_flat(value, f"{prefix}{key}."))
-        else:
-            out[f"{prefix}{key}"] = value
-    return out
-
-
-def changed_fields(saved: dict, current: dict, ignore: Set[str] = frozenset()) -> list[str]:
-    """The key paths (e.g. `train.learning_rate`; top-level keys in `ignore` left out) whose
-    values differ between two saved configs."""
-    saved = _flat({k: v for k, v in saved.items() if k not in ignore})
-    current = _flat({k: v for k, v in current.items() if k not in ignore})
-    missing = object()
-    return sorted(k for k in set(saved) | set(current) if saved.get(k, missing) != current.get(k, missing))
 
 
 def config_changes(output_dir: str | Path, config: ExperimentConfig) -> list[str]:

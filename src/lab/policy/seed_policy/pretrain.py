@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from lab.harness.problems import list_problems
-from lab.provenance import weights_sha256
+from lab.provenance import policy_sha256
 
 CHAT_TEMPLATE = (
     "{% for message in messages %}<|{{ message['role'] }}|>\n{{ message['content'] }}\n{% endfor %}"
@@ -233,7 +233,7 @@ def build_seed_model(out: Path, cfg: SeedConfig = SeedConfig(), progress: bool =
         },
     }
     # What the results a policy makes record of it, and what a run compares (lab.provenance).
-    record["weights_sha256"] = weights_sha256(out)
+    record["policy_sha256"] = policy_sha256(out)
     (out / "training.json").write_text(json.dumps(record, indent=1) + "\n")
     (out / "README.md").write_text(_card(record, out))
     import shutil
@@ -255,7 +255,7 @@ def _card(r: dict, out: Path) -> str:
 A small causal language model (Llama architecture, {r["parameters"] / 1e6:.1f} M parameters,
 {c["layers"]} layers, hidden size {c["hidden_size"]}, byte-level BPE vocabulary of {c["vocab_size"]})
 that writes C kernels for {which} problems ({", ".join(problems)}), in the serial and
-OpenMP execution models. **It is not a general code model.** Weights sha256: `{r["weights_sha256"]}`.
+OpenMP execution models. **It is not a general code model.** Weights sha256: `{r["policy_sha256"]}`.
 It exists so that every stage of the lab — sampling, the measured reward, GRPO, SQD,
 evaluation — runs for real on a laptop with no network and no GPU.
 
