@@ -11,7 +11,6 @@ relative links (and those of docs/) point to files that exist."""
 
 from __future__ import annotations
 
-import importlib
 import re
 from pathlib import Path
 
@@ -27,6 +26,16 @@ RESULTS_DOCS = "docs/results"
 #: results folder -> (the arms' names as the documents show them, its page under docs/results).
 COMPARISONS = {
     "results": (
+        {
+            "baseline": "base policy",
+            "grpo": "GRPO",
+            "grpo_sqd": "GRPO+SQD",
+            "grpo_rft": "warm start + GRPO",
+        },
+        "dgemm.md",
+    ),
+    # The same config measured on a second machine (its own results folder, lab.results).
+    "results/machines/1bbdda6206f8": (
         {
             "baseline": "base policy",
             "grpo": "GRPO",
@@ -58,21 +67,6 @@ COMPARISONS = {
 SUITE_NAMES = {"baseline": "base", "grpo": "GRPO"}
 
 
-def _function(name: str, *modules: str):
-    """`name` from the first of `modules` that exists and has it (a function may move between
-    modules and layers); any other import error is raised."""
-    for module in modules:
-        try:
-            found = importlib.import_module(module)
-        except ModuleNotFoundError as e:
-            if module.startswith(e.name or "\0"):
-                continue
-            raise
-        if hasattr(found, name):
-            return getattr(found, name)
-    raise ModuleNotFoundError(f"none of {modules} has {name}")
-
-
 def _page(name: str) -> str:
     return f"{RESULTS_DOCS}/{name}"
 
@@ -85,6 +79,8 @@ def _comparison(folder: str) -> list[tuple[str, tuple[str, ...]]]:
     # The README shows one table of each study: the arms, but for the ablation the differences.
     if folder == "results/ablation":
         return [(arms, (_page(page),)), (pairs, (_page(page), README))]
+    if "machines" in folder:  # another machine's: on its study's page only
+        return [(arms, (_page(page),)), (pairs, (_page(page),))]
     return [(arms, (_page(page), README)), (pairs, (_page(page),))]
 
 
@@ -103,14 +99,14 @@ def _sqd_study() -> list[tuple[str, tuple[str, ...]]]:
 
 
 def _detector() -> list[tuple[str, tuple[str, ...]]]:
-    table = _function(
-        "markdown_table", "lab.bench.detector_report", "lab.analysis.detection", "lab.analysis.detector_report"
-    )
+    from lab.bench.detector_report import markdown_table as table
+
     return [(table(read_json(ROOT / "results" / "detector.json")), (_page("detector.md"),))]
 
 
 def _cluster_bench() -> list[tuple[str, tuple[str, ...]]]:
-    table = _function("markdown_table", "lab.bench.bench_cluster", "lab.analysis.bench_cluster")
+    from lab.bench.bench_cluster import markdown_table as table
+
     return [(table(read_json(ROOT / "results" / "bench_cluster.json")), (_page("cluster_bench.md"),))]
 
 
