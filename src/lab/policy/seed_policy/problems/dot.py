@@ -16,7 +16,7 @@ import random
 
 from lab.policy.seed_policy.c_writer import CWriter, for_loop, vector_type
 from lab.policy.seed_policy.problems.base import KernelSpec, ProblemGenerator, field_techniques, omp_rate
-from lab.policy.seed_policy.problems.suite import draw_omp, hsum, omp_for, translation_unit
+from lab.policy.seed_policy.problems.suite import draw_omp, hsum, loop_defects, omp_for, translation_unit
 
 SIGNATURE = "double dot(int n, const double{r}x, const double{r}y)"
 FAMILIES = ("naive", "intrinsics")
@@ -118,16 +118,6 @@ def draw(rng: random.Random, optimize: bool, mode: str | None) -> KernelSpec:
     return KernelSpec("dot", family, **kw)
 
 
-def defects(spec: KernelSpec) -> list[str]:
-    """The defects `render` can apply to `spec` (each makes it fail its checks)."""
-    out = ["syntax", "off_by_one"]
-    if spec.unroll > 1 or spec.family == "intrinsics":
-        out += ["no_tail", "no_tail"]
-    if spec.family == "naive":
-        out.append("wrong_index")
-    return out
-
-
 def sweep() -> list[KernelSpec]:
     """Every family and technique of DOT (default style)."""
     out = []
@@ -140,4 +130,4 @@ def sweep() -> list[KernelSpec]:
     return [KernelSpec("dot", **kw) for kw in out]
 
 
-GENERATOR = ProblemGenerator("dot", FAMILIES, render, draw, defects, sweep, field_techniques)
+GENERATOR = ProblemGenerator("dot", FAMILIES, render, draw, loop_defects, sweep, field_techniques)

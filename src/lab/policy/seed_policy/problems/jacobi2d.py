@@ -16,7 +16,7 @@ import random
 
 from lab.policy.seed_policy.c_writer import CWriter, for_loop, tile_var, vector_type
 from lab.policy.seed_policy.problems.base import KernelSpec, ProblemGenerator, field_techniques, omp_rate
-from lab.policy.seed_policy.problems.suite import draw_omp, omp_for, translation_unit, unrolled
+from lab.policy.seed_policy.problems.suite import draw_omp, loop_defects, omp_for, translation_unit, unrolled
 
 SIGNATURE = "void jacobi2d(int n, const double{r}u, double{r}v)"
 FAMILIES = ("naive", "blocked", "intrinsics")
@@ -132,14 +132,8 @@ def draw(rng: random.Random, optimize: bool, mode: str | None) -> KernelSpec:
 
 
 def defects(spec: KernelSpec) -> list[str]:
-    """The defects `render` can apply to `spec` (each makes it fail its checks)."""
-    out = ["syntax", "off_by_one"]
-    if spec.unroll > 1 or spec.family == "intrinsics":
-        out += ["no_tail", "no_tail"]
-    if spec.family == "naive":
-        out.append("wrong_index")
-    out.append("no_border")
-    return out
+    """A loop kernel's defects (suite.loop_defects), and a border left unwritten."""
+    return [*loop_defects(spec), "no_border"]
 
 
 def sweep() -> list[KernelSpec]:

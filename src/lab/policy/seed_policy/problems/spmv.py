@@ -17,7 +17,7 @@ import random
 
 from lab.policy.seed_policy.c_writer import CWriter, for_loop, vector_type
 from lab.policy.seed_policy.problems.base import KernelSpec, ProblemGenerator, field_techniques, omp_rate
-from lab.policy.seed_policy.problems.suite import draw_omp, hsum, omp_for, translation_unit
+from lab.policy.seed_policy.problems.suite import draw_omp, hsum, loop_defects, omp_for, translation_unit
 
 SIGNATURE = "void spmv(int n, const int{r}rowptr, const int{r}col, const double{r}val, const double{r}x, double{r}y)"
 FAMILIES = ("naive", "intrinsics")
@@ -110,16 +110,6 @@ def draw(rng: random.Random, optimize: bool, mode: str | None) -> KernelSpec:
     return KernelSpec("spmv", family, **kw)
 
 
-def defects(spec: KernelSpec) -> list[str]:
-    """The defects `render` can apply to `spec` (each makes it fail its checks)."""
-    out = ["syntax", "off_by_one"]
-    if spec.unroll > 1 or spec.family == "intrinsics":
-        out += ["no_tail", "no_tail"]
-    if spec.family == "naive":
-        out.append("wrong_index")
-    return out
-
-
 def sweep() -> list[KernelSpec]:
     """Every family and technique of SPMV (default style)."""
     out = []
@@ -135,4 +125,4 @@ def sweep() -> list[KernelSpec]:
     return [KernelSpec("spmv", **kw) for kw in out]
 
 
-GENERATOR = ProblemGenerator("spmv", FAMILIES, render, draw, defects, sweep, field_techniques)
+GENERATOR = ProblemGenerator("spmv", FAMILIES, render, draw, loop_defects, sweep, field_techniques)

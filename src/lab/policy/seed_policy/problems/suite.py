@@ -19,6 +19,18 @@ from lab.policy.seed_policy.problems.base import KernelSpec
 Body = Callable[[KernelSpec, CWriter, list[str]], None]
 
 
+def loop_defects(spec: KernelSpec) -> list[str]:
+    """The defects of a loop kernel that `render` can apply (each makes it fail its checks): a
+    syntax slip, an off-by-one bound, a dropped remainder loop (twice as likely) where the loop
+    is unrolled or vectorised, a wrong index in the plain family. Problems add their own."""
+    out = ["syntax", "off_by_one"]
+    if spec.unroll > 1 or spec.family == "intrinsics":
+        out += ["no_tail", "no_tail"]
+    if spec.family == "naive":
+        out.append("wrong_index")
+    return out
+
+
 def draw_omp(rng: random.Random, schedules: dict[str, list[str]], family: str, omp_rate: float) -> dict[str, str]:
     """`{"omp": schedule}` for `omp_rate` of the draws of a family that has OpenMP schedules
     (`schedules[family]`, weighted by repetition), else `{}` (no random number drawn)."""

@@ -16,7 +16,7 @@ import random
 
 from lab.policy.seed_policy.c_writer import CWriter, for_loop, tile_var
 from lab.policy.seed_policy.problems.base import KernelSpec, ProblemGenerator, field_techniques, omp_rate
-from lab.policy.seed_policy.problems.suite import draw_omp, omp_for, translation_unit, unrolled
+from lab.policy.seed_policy.problems.suite import draw_omp, loop_defects, omp_for, translation_unit, unrolled
 
 SIGNATURE = "void transpose(int n, const double{r}A, double{r}B)"
 FAMILIES = ("naive", "blocked")
@@ -94,16 +94,6 @@ def draw(rng: random.Random, optimize: bool, mode: str | None) -> KernelSpec:
     return KernelSpec("transpose", family, **kw)
 
 
-def defects(spec: KernelSpec) -> list[str]:
-    """The defects `render` can apply to `spec` (each makes it fail its checks)."""
-    out = ["syntax", "off_by_one"]
-    if spec.unroll > 1:
-        out += ["no_tail", "no_tail"]
-    if spec.family == "naive":
-        out.append("wrong_index")
-    return out
-
-
 def sweep() -> list[KernelSpec]:
     """Every family and technique of TRANSPOSE (default style)."""
     out = []
@@ -121,4 +111,4 @@ def sweep() -> list[KernelSpec]:
     return [KernelSpec("transpose", **kw) for kw in out]
 
 
-GENERATOR = ProblemGenerator("transpose", FAMILIES, render, draw, defects, sweep, field_techniques)
+GENERATOR = ProblemGenerator("transpose", FAMILIES, render, draw, loop_defects, sweep, field_techniques)
