@@ -31,6 +31,7 @@ This module is the bottom layer: plain data, imported by every other layer.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import typing
 from collections.abc import Sequence
@@ -586,6 +587,7 @@ def changed_fields(saved: dict, current: dict, ignore: typing.AbstractSet[str] =
     return sorted(k for k in set(saved) | set(current) if saved.get(k, missing) != current.get(k, missing))
 
 
+@functools.cache  # built once: every reuse decision and status row compares against it (read only)
 def _defaults() -> dict:
     """An experiment's settings at their defaults, flat, with the optional sections (sqd,
     warm_start) at theirs."""

@@ -87,6 +87,21 @@ def _versions() -> dict[str, str | None]:
     return {name: version(name) for name in PACKAGES}
 
 
+def recorded_class(record: dict) -> str | None:
+    """The machine class a result file names: its own `machine_class` (an arm's config.json; the
+    workers' class after a cluster run), its provenance's (a report), else the fingerprint of
+    its machine summary or of a calibration (files written before classes were recorded)."""
+    provenance = record.get("provenance") if isinstance(record.get("provenance"), dict) else {}
+    machine = record.get("machine") if isinstance(record.get("machine"), dict) else {}
+    return (
+        record.get("machine_class")
+        or provenance.get("machine_class")
+        or machine.get("class")
+        or machine.get("fingerprint")
+        or record.get("fingerprint")
+    )
+
+
 def results_owner(results_dir: str | Path) -> str | None:
     """The machine class a results folder belongs to: that of its calibration (None: none yet)."""
     path = Path(results_dir) / CALIBRATION
@@ -96,7 +111,7 @@ def results_owner(results_dir: str | Path) -> str | None:
         saved = read_json(path)
     except ValueError:
         return None
-    return (saved.get("machine_class") or saved.get("fingerprint")) if isinstance(saved, dict) else None
+    return recorded_class(saved) if isinstance(saved, dict) else None
 
 
 def results_root(path: str | Path) -> Path | None:

@@ -58,7 +58,7 @@ import seaborn as sns  # noqa: E402
 
 from lab.config import MODES, STATUSES  # noqa: E402
 from lab.files import read_json  # noqa: E402
-from lab.results import CALIBRATION, MACHINES  # noqa: E402
+from lab.results import CALIBRATION, MACHINES, recorded_class  # noqa: E402
 from lab.rl.sqd import descriptor  # noqa: E402
 from lab.techniques import REGISTRY, TECHNIQUES  # noqa: E402
 
@@ -926,7 +926,7 @@ def machine_label(path: Path) -> str | None:
         if calibration.is_file() or own:
             saved = read_json(calibration) if calibration.is_file() else {}
             cpu, cores = saved.get("cpu_model"), saved.get("cores")
-            owner = folder.name if own else saved.get("machine_class") or saved.get("fingerprint")
+            owner = folder.name if own else recorded_class(saved)
             where = f"{cpu}{f', {cores} cores' if cores else ''} " if cpu else ""
             return f"measured on {where}(machine {owner})"
     return None

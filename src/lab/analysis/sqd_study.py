@@ -80,7 +80,7 @@ from lab.analysis.detection import scores
 from lab.analysis.intervals import difference, metric_intervals, metric_values
 from lab.config import RAN_STATUSES
 from lab.files import read_json, read_jsonl, write_json
-from lab.results import RESTRICTED_SAMPLES, TRAINING_SAMPLES, is_finished, open_config
+from lab.results import RESTRICTED_SAMPLES, TRAINING_SAMPLES, is_finished, open_config, recorded_class
 from lab.techniques import TECHNIQUES, detect, problem_techniques
 
 #: Pooled figures with a bootstrap interval.
@@ -474,11 +474,6 @@ def comparisons(arms: dict[str, dict]) -> list[dict]:
     return pairs
 
 
-def _machine_of(saved: dict) -> str | None:
-    """The class of the machine that measured a finished arm, from its saved config.json."""
-    return saved.get("machine_class") or (saved.get("machine") or {}).get("fingerprint")
-
-
 def sqd_study(configs: list[str | Path]) -> dict:
     """The study over the finished arms of each config (unfinished ones are listed as missing).
     Each config's arms must agree in everything but their SQD settings (compare.check_fair);
@@ -504,7 +499,7 @@ def sqd_study(configs: list[str | Path]) -> dict:
                     variants[name][part]["archive_reread"] = archive_reread(archives[name], labels.get("kernels", {}))
             saved = read_json(cfg.out_dir / "config.json")
             codes[name] = saved.get("measurement") or saved.get("code")
-            machines[name] = _machine_of(saved)
+            machines[name] = recorded_class(saved)
             restricted = cfg.out_dir / RESTRICTED_SAMPLES
             arms[name] = {
                 "plain": read_jsonl(cfg.out_dir / "samples.jsonl"),

@@ -105,13 +105,13 @@ def eval_seconds(results_dir: str | Path, machine: str) -> tuple[float, str]:
     (in its results folder), else that of the results folder `results_dir` lies in (another
     machine's, said so), else ASSUMED_EVAL_S."""
     from lab.files import read_json
-    from lab.results import machine_results_dir, results_root
+    from lab.results import machine_results_dir, recorded_class, results_root
 
     base = results_root(results_dir) or Path(results_dir)
     for path in (machine_results_dir(base, machine) / "bench_harness.json", base / "bench_harness.json"):
         if path.exists():
             bench = read_json(path)
-            theirs = (bench.get("machine") or {}).get("fingerprint")
+            theirs = recorded_class(bench)
             where = f"{path}" + ("" if theirs == machine else f" (measured on machine {theirs}, not this one)")
             return float(bench["per_candidate_s"]), where
     return ASSUMED_EVAL_S, "an assumed second per kernel (no make bench-harness result)"

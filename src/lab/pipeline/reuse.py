@@ -27,7 +27,7 @@ from lab.config import ExperimentConfig, non_default_settings
 from lab.harness.machine import machine_class, machine_summary
 from lab.harness.sandbox import isolation_level
 from lab.provenance import measurement_version, policy_sha256
-from lab.results import RUN_FACTS, report_provenance
+from lab.results import RUN_FACTS, recorded_class, report_provenance
 
 STATES = ("current", "older_code", "other_machine")
 
@@ -61,7 +61,7 @@ def judge(
     differs from `cfg` (a result of another config is never reused, whatever its state). The
     policy compared is `cfg.model`, or `policy` (a report's model) without a config."""
     summary = saved.get("machine") if isinstance(saved.get("machine"), dict) else {}
-    recorded_machine = saved.get("machine_class") or summary.get("fingerprint")
+    recorded_machine = recorded_class(saved)
     out = {
         "code": saved.get("measurement"),
         "commit": saved.get("git_commit"),

@@ -23,7 +23,7 @@ from lab.config import ConfigError, ExperimentConfig, load_config
 from lab.files import read_json
 from lab.harness.machine import machine_class
 from lab.pipeline.reuse import judge
-from lab.results import MACHINES, is_finished
+from lab.results import MACHINES, is_finished, recorded_class
 
 #: The columns `lab status` prints, in order.
 COLUMNS = ("state", "path", "commit", "machine", "reason")
@@ -54,17 +54,15 @@ def _config_key(rel: Path) -> str:
 def _report_facts(data: dict) -> dict | None:
     """A report's provenance in config.json's terms, or None if it records no machine."""
     facts = data.get("provenance") if isinstance(data.get("provenance"), dict) else {}
-    machine = data.get("machine")
-    summary = machine if isinstance(machine, dict) else {}
-    fingerprint = facts.get("machine_class") or summary.get("class") or summary.get("fingerprint")
-    fingerprint = fingerprint or data.get("fingerprint")
-    if not fingerprint:
+    summary = data.get("machine") if isinstance(data.get("machine"), dict) else {}
+    machine = recorded_class(data)
+    if not machine:
         return None
     return {
         "measurement": facts.get("measurement"),
         "git_commit": facts.get("git_commit") or data.get("git_commit"),
         "dirty": facts.get("dirty"),
-        "machine_class": fingerprint,
+        "machine_class": machine,
         "policy_sha256": facts.get("policy_sha256"),
         "date": facts.get("date") or data.get("date") or summary.get("date"),
     }
@@ -72,11 +70,8 @@ def _report_facts(data: dict) -> dict | None:
 
 def report_state(path: str | Path) -> str | None:
     """The state of one report file (None: it records no machine, or is no JSON)."""
-    try:
-        data = read_json(path)
-    except ValueError:
-        return None
-    facts = _report_facts(data) if isinstance(data, dict) else None
+    data = _read(Path(path))
+    facts = _report_facts(data) if data is not None else None
     return judge(facts, policy=_model(data))["state"] if facts else None
 
 
