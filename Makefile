@@ -39,7 +39,8 @@ EXECUTED := runs/notebooks
 # command line names a folder.
 RESULTS ?= results
 HERE := calibrate autotune seed-report score-examples detector-report bench-harness bench-window bench-cluster test-time fresh
-RESULT_FILES = $(RESULTS)/machine.json $(RESULTS)/examples/dgemm_serial_t1.json $(RESULTS)/autotune.json $(RESULTS)/seed_policy.json
+EXAMPLE_FILES = $(foreach m,serial_t1 openmp_t1 openmp_t2,$(RESULTS)/examples/dgemm_$(m).json)
+RESULT_FILES = $(RESULTS)/machine.json $(EXAMPLE_FILES) $(RESULTS)/autotune.json $(RESULTS)/seed_policy.json
 
 .PHONY: setup test test-fast lint reproduce reproduce-here smoke experiments suite fresh fresh-suite ablation fresh-ablation long fresh-long sqd-study sqd-study-suite sqd-long detector-report figures lab calibrate score-examples \
 	bench-harness bench-window bench-cluster test-time seed-model seed-report autotune compare clean
@@ -100,11 +101,13 @@ reproduce: $(STAMP)
 
 reproduce-here: $(if $(FRESH),fresh) seed-model $(RESULT_FILES) experiments
 
-# What FRESH=1 forgets: the result files, each experiment's metrics and checkpoints, and the
-# evaluation cache (the seed policy is kept: its build is deterministic on one machine, not a measurement).
+# What FRESH=1 forgets: the result files, each experiment's metrics and checkpoints, the
+# evaluation cache and the harness's calibrations of this machine (peak, bandwidths, baselines:
+# lab.harness.plausibility), which bound every verdict. The seed policy is kept: its build is
+# deterministic on one machine, not a measurement.
 FORGET = $(BIN)/python -c "import sys; from lab import paths; from lab.results import open_config; \
 	  [print(e.out_dir / 'metrics.json', e.run_dir.parent) for e in open_config(sys.argv[1]).experiments.values()]; \
-	  print(paths.cache_dir() / 'evals')"
+	  print(paths.cache_dir() / 'evals', paths.cache_dir() / 'calibration')"
 
 fresh-suite: $(STAMP)
 	$(FORGET) $(SUITE_CONFIG) | xargs rm -rf
@@ -201,7 +204,7 @@ else
 seed-report: $(RESULTS)/seed_policy.json
 autotune: $(RESULTS)/autotune.json
 calibrate: $(RESULTS)/machine.json
-score-examples: $(RESULTS)/examples/dgemm_serial_t1.json
+score-examples: $(EXAMPLE_FILES)
 
 fresh: $(STAMP)
 	rm -f $(RESULT_FILES) $(RESULTS)/examples/*.json
@@ -240,10 +243,12 @@ $(RESULTS)/autotune.json: | $(STAMP)
 $(RESULTS)/machine.json: | $(STAMP)
 	$(BIN)/lab calibrate --out $@
 
+# One run per mode scores every problem's examples (<problem>_<mode>_t<threads>.json); each is
+# made again when its DGEMM file is missing (`make reproduce` removes those that are not current).
 $(RESULTS)/examples/dgemm_serial_t1.json: | $(STAMP)
 	$(BIN)/lab score-examples --no-cache --mode serial --out $(RESULTS)/examples
-	$(BIN)/lab score-examples --no-cache --mode openmp --threads 1 --out $(RESULTS)/examples
-	$(BIN)/lab score-examples --no-cache --mode openmp --threads 2 --out $(RESULTS)/examples
+$(RESULTS)/examples/dgemm_openmp_t%.json: | $(STAMP)
+	$(BIN)/lab score-examples --no-cache --mode openmp --threads $* --out $(RESULTS)/examples
 
 clean:
 	rm -rf .cache build runs

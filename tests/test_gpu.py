@@ -245,8 +245,8 @@ def test_two_bf16_grpo_steps_on_cuda(untrained_policy, tmp_path):
 @needs_cuda
 def test_a_grpo_step_with_the_model_loaded_through_unsloth(untrained_policy, tmp_path):
     """use_unsloth on CUDA: unsloth is imported first, the model it loads sits on the GPU, and a
-    step trains and logs a finite loss (tests/test_train.py's test_unsloth_loader_on_cuda, with
-    what it should check)."""
+    step trains and logs a finite loss (test_build_trainer_imports_unsloth_before_trl checks the
+    import order without a GPU)."""
     import torch
 
     pytest.importorskip("unsloth")

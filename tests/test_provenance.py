@@ -183,6 +183,36 @@ def test_reuse_follows_code_machine_policy_and_config(tmp_path):
     assert not is_complete(ExperimentConfig(name="arm", results_dir=str(tmp_path), model=cfg.model, seeds=[0]))
 
 
+def test_a_cluster_result_is_judged_by_the_class_of_the_workers_that_would_measure_now(tmp_path, monkeypatch):
+    from lab.harness import cluster
+
+    class Scheduler:  # what connecting to a scheduler tells: the class its workers measure on
+        workers = "cluster-class-a"
+
+        def cluster_machine(self):
+            return self.workers
+
+    scheduler = Scheduler()
+    monkeypatch.setattr(cluster, "connect", lambda address, probe, evaluator: scheduler)
+    cfg = ExperimentConfig(
+        name="arm", results_dir=str(tmp_path), compute={"backend": "dask", "address": "tcp://head:8786"}
+    )
+    _finished(cfg, machine_class="cluster-class-a")
+    saved = json.loads((cfg.out_dir / "config.json").read_text())
+    assert reuse.judge(saved, cfg)["state"] == "current"
+    scheduler.workers = "cluster-class-b"  # the same address now serves other machines
+    verdict = reuse.judge(saved, cfg)
+    assert verdict["state"] == "other_machine" and "cluster-class-b" in verdict["reason"]
+    assert not is_complete(cfg)
+
+
+def test_a_policy_not_on_disk_is_said_not_hidden(tmp_path):
+    cfg = ExperimentConfig(name="arm", results_dir=str(tmp_path), model=str(tmp_path / "not-built"))
+    _finished(cfg, policy_sha256="f" * 64)
+    verdict = reuse.judge(json.loads((cfg.out_dir / "config.json").read_text()), cfg)
+    assert verdict["state"] == "current" and "not compared" in verdict["reason"]
+
+
 def test_a_result_without_a_measurement_version_is_older_code():
     saved = {
         **ExperimentConfig().to_dict(),

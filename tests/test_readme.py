@@ -154,6 +154,46 @@ def test_each_results_table_appears_verbatim_where_it_lives(source):
             )
 
 
+def _machine_of(source: str) -> str:
+    """The machine class of the results a source's tables come from: that of its arms (a
+    comparison), of the report itself, or else of the results folder it lies in."""
+    from lab.results import recorded_class, results_owner
+
+    path = ROOT / source
+    data = read_json(path)
+    arms = sorted(path.parent.glob("*/config.json")) if path.name == "comparison.json" else []
+    found = recorded_class(read_json(arms[0])) if arms else recorded_class(data)
+    if not found and isinstance(data.get("machine"), list) and len(data["machine"]) == 1:
+        found = data["machine"][0]  # the suite's summary: the one class its arms were measured on
+    folder = path.parent
+    while not found and folder != ROOT:
+        found, folder = results_owner(folder), folder.parent
+    assert found, f"{source} names no machine"
+    return found
+
+
+#: How far above a table the text that says where it was measured may be.
+WHERE_LINES = 30
+
+
+@pytest.mark.parametrize("source", sorted(SOURCES))
+def test_each_results_table_names_its_machine(source):
+    machine = _machine_of(source)
+    for table, files in SOURCES[source]():
+        first = _table_lines(table).splitlines()[0]
+        for name in files:
+            lines = (ROOT / name).read_text().splitlines()
+            at = next(
+                i
+                for i, line in enumerate(lines)
+                if line == first and "\n".join(lines[i:]).startswith(_table_lines(table))
+            )
+            above = "\n".join(lines[max(0, at - WHERE_LINES) : at])
+            assert machine in above, (
+                f"{name}: the table from {source} (line {at + 1}) does not name its machine {machine} above it"
+            )
+
+
 def test_no_results_table_in_the_documents_is_hand_edited():
     rendered = [_table_lines(table) for source in SOURCES.values() for table, _ in source()]
     by_header: dict[str, set[str]] = {}

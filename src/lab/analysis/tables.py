@@ -3,6 +3,7 @@ as `[lo, hi]`, instead of dicts of 16-digit floats.
 
     headline(metrics)          # one row per metric: value, 95% interval
     settings(cfg)              # what an experiment sets differently from the defaults
+    readable(rows, index)      # any rows of numbers (a comparison, the suite's tables), formatted
 """
 
 from __future__ import annotations
@@ -60,3 +61,20 @@ def settings(cfg: ExperimentConfig) -> pd.DataFrame:
     """The settings an experiment changes from the defaults (lab.config), one row each."""
     rows = [{"setting": k, "value": str(v)} for k, v in non_default_settings(cfg.to_dict()).items()]
     return pd.DataFrame(rows).set_index("setting")
+
+
+def _cell(value):
+    """One value as `readable` shows it: numbers in 3 significant digits, a pair of numbers (an
+    interval) as `[lo, hi]`, anything else as it is."""
+    if isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(x, (int, float)) for x in value):
+        return interval(value)
+    if isinstance(value, float):
+        return number(value)
+    return value
+
+
+def readable(rows: list[dict], index: str | list[str] | None = None) -> pd.DataFrame:
+    """Rows of a results file as a person reads them: numbers in 3 significant digits, intervals
+    as `[lo, hi]`, indexed by `index` (a column or a list of columns)."""
+    frame = pd.DataFrame([{k: _cell(v) for k, v in row.items()} for row in rows])
+    return frame.set_index(index) if index is not None and len(frame) else frame

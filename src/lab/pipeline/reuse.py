@@ -52,6 +52,19 @@ def config_differences(saved: dict, cfg: ExperimentConfig, compare_model: bool =
     return sorted(k for k in set(a) | set(b) if a.get(k, ...) != b.get(k, ...))
 
 
+def measuring_class(cfg: ExperimentConfig | None) -> str:
+    """The machine class that would measure `cfg` now: this machine's, or for a run on a Dask
+    cluster the class of the workers the cluster accepts, which connecting to it tells (the
+    workers measure, not this client; lab.harness.cluster). Raises ClusterError, one line, when
+    the scheduler cannot be reached or has no worker it can accept."""
+    if cfg is None or cfg.compute.backend != "dask":
+        return machine_class()
+    from lab.harness import cluster  # only for a cluster run: importing distributed is slow
+    from lab.harness.evaluate import worker_facts
+
+    return cluster.connect(cfg.compute.address, worker_facts, measurement_version()).cluster_machine()
+
+
 def judge(
     saved: dict, cfg: ExperimentConfig | None = None, machine: str | None = None, policy: str | None = None
 ) -> dict:
@@ -70,11 +83,7 @@ def judge(
         "seed_policy": saved.get("policy_sha256"),
         "date": saved.get("date") or summary.get("date"),
     }
-    here = machine or machine_class()
-    if cfg is not None and cfg.compute.backend == "dask" and recorded_machine:
-        # Measured by a cluster's workers: their class, not this client's, is the result's, and
-        # the cluster refuses workers of another class as it connects (lab.harness.cluster).
-        here = recorded_machine
+    here = machine or measuring_class(cfg)
     if not recorded_machine:
         out |= {"state": "older_code", "reason": "no machine recorded"}
     elif recorded_machine != here:
@@ -91,6 +100,9 @@ def judge(
     known = local is not None and recorded is not None
     if known and local != recorded and out["state"] == "current":
         out |= {"state": "older_code", "reason": f"made by another policy (sha256 {recorded[:12]})"}
+    elif recorded is not None and local is None and out["state"] == "current":
+        # A hub id not on disk, or a local policy not built here yet: said, not hidden.
+        out["reason"] += f"; the policy's weights were not compared ({model or 'no model'} is not on disk here)"
     if cfg is not None:
         out["config_changes"] = config_differences(saved, cfg, compare_model=not known)
     return out
