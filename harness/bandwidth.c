@@ -21,7 +21,9 @@
  * Prints per level one line per kernel, "LEVEL KERNEL GB/s", then "LEVEL best GB/s".
  */
 #define _GNU_SOURCE
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 #include <omp.h>
 #include <sched.h>
 #include <stdio.h>
@@ -45,7 +47,21 @@ static double now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-#define READ_KERNEL(NAME, V)                                                                   \
+/* How a read kernel keeps its first accumulator live across repetitions: in a vector register
+ * where the vector fits one ("+x"), else in memory ("+m"; once per repetition, nothing next to
+ * the reads): a 64-byte vector fits no register below AVX-512, a 32-byte one none below AVX. */
+#if defined(__AVX512F__)
+#define KEEP32 "+x"
+#define KEEP64 "+x"
+#elif defined(__AVX__)
+#define KEEP32 "+x"
+#define KEEP64 "+m"
+#else
+#define KEEP32 "+m"
+#define KEEP64 "+m"
+#endif
+
+#define READ_KERNEL(NAME, V, KEEP)                                                             \
     __attribute__((noinline)) static double NAME(const double *a, long n, long reps) {        \
         enum { L = sizeof(V) / sizeof(double) };                                               \
         V s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0}, s4 = {0}, s5 = {0}, s6 = {0}, s7 = {0};      \
@@ -55,7 +71,7 @@ static double now(void) {
                 s0 += p[0]; s1 += p[1]; s2 += p[2]; s3 += p[3];                                \
                 s4 += p[4]; s5 += p[5]; s6 += p[6]; s7 += p[7];                                \
             }                                                                                  \
-            __asm__ volatile("" : "+x"(s0) : : "memory"); /* every repetition reads again */   \
+            __asm__ volatile("" : KEEP(s0) : : "memory"); /* every repetition reads again */   \
         }                                                                                      \
         V s = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));                               \
         double t = 0.0;                                                                        \
@@ -80,8 +96,8 @@ static double now(void) {
         return a[n - 1];                                                                       \
     }
 
-READ_KERNEL(read32, v32)
-READ_KERNEL(read64, v64)
+READ_KERNEL(read32, v32, KEEP32)
+READ_KERNEL(read64, v64, KEEP64)
 TRIAD_KERNEL(triad32, v32)
 TRIAD_KERNEL(triad64, v64)
 
@@ -99,14 +115,18 @@ __attribute__((noinline)) static double triad_nt(double *a, const double *b, con
                                           _mm256_mul_pd(_mm256_set1_pd(0.5), _mm256_load_pd(c + i + h)));
                 _mm256_stream_pd(a + i + h, v);
             }
-#else
+#elif defined(__x86_64__)
             for (int h = 0; h < 8; h += 2) {
                 __m128d v = _mm_add_pd(_mm_load_pd(b + i + h), _mm_mul_pd(_mm_set1_pd(0.5), _mm_load_pd(c + i + h)));
                 _mm_stream_pd(a + i + h, v);
             }
+#else /* no streaming store in portable C: an ordinary triad (the other kernels may beat it) */
+            for (int h = 0; h < 8; h++) a[i + h] = b[i + h] + 0.5 * c[i + h];
 #endif
         }
+#if defined(__x86_64__)
         _mm_sfence();
+#endif
         __asm__ volatile("" : : : "memory");
     }
     return a[n - 1];

@@ -73,9 +73,17 @@
  * block j is the 128-bit counter s * 2^64 + j, stored big-endian (what the `cryptography`
  * package's CTR mode increments); value i of a stream is the i-th little-endian u64 of its
  * key stream. AES-NI does about a byte per cycle, close to what the fills cost before. */
+/* Three paths give the same key stream: VAES (16 blocks per step, where the CPU has AVX-512 and
+ * VAES), AES-NI (4 blocks per step) and portable C (any CPU; the only path off x86-64). Tests
+ * force each (BENCH_AES_NO_VAES, BENCH_AES_PORTABLE) and compare it with the Python mirror. */
+#if defined(__x86_64__) && !defined(BENCH_AES_PORTABLE)
+#define BENCH_AES_NI 1
 #include <immintrin.h>
 #include <wmmintrin.h>
 #include <smmintrin.h>
+#else
+#define BENCH_AES_NI 0
+#endif
 
 /* splitmix64's finalizer: the copy-out order (bench_copy_shuffled), never the inputs. */
 static inline uint64_t bench_mix(uint64_t z) {
@@ -87,10 +95,91 @@ static inline uint64_t bench_mix(uint64_t z) {
 #define BENCH_KEY_TAG 0x6c61622d61657321ULL /* "!sea-bal": the key's fixed upper half */
 
 typedef struct {
+#if BENCH_AES_NI
     __m128i rk[11]; /* the expanded AES-128 key */
+#endif
+    uint8_t rb[176]; /* the same schedule as bytes (FIPS-197 order), for the portable path */
     uint64_t stream;
 } bench_key;
 
+/* ---- portable AES-128 (FIPS-197), byte by byte: the reference the other paths equal ---- */
+
+static const uint8_t bench_sbox[256] = {
+    0x63, 0x7c, 0x77, 0x7b, 0xf2, 0x6b, 0x6f, 0xc5, 0x30, 0x01, 0x67, 0x2b, 0xfe, 0xd7, 0xab, 0x76,
+    0xca, 0x82, 0xc9, 0x7d, 0xfa, 0x59, 0x47, 0xf0, 0xad, 0xd4, 0xa2, 0xaf, 0x9c, 0xa4, 0x72, 0xc0,
+    0xb7, 0xfd, 0x93, 0x26, 0x36, 0x3f, 0xf7, 0xcc, 0x34, 0xa5, 0xe5, 0xf1, 0x71, 0xd8, 0x31, 0x15,
+    0x04, 0xc7, 0x23, 0xc3, 0x18, 0x96, 0x05, 0x9a, 0x07, 0x12, 0x80, 0xe2, 0xeb, 0x27, 0xb2, 0x75,
+    0x09, 0x83, 0x2c, 0x1a, 0x1b, 0x6e, 0x5a, 0xa0, 0x52, 0x3b, 0xd6, 0xb3, 0x29, 0xe3, 0x2f, 0x84,
+    0x53, 0xd1, 0x00, 0xed, 0x20, 0xfc, 0xb1, 0x5b, 0x6a, 0xcb, 0xbe, 0x39, 0x4a, 0x4c, 0x58, 0xcf,
+    0xd0, 0xef, 0xaa, 0xfb, 0x43, 0x4d, 0x33, 0x85, 0x45, 0xf9, 0x02, 0x7f, 0x50, 0x3c, 0x9f, 0xa8,
+    0x51, 0xa3, 0x40, 0x8f, 0x92, 0x9d, 0x38, 0xf5, 0xbc, 0xb6, 0xda, 0x21, 0x10, 0xff, 0xf3, 0xd2,
+    0xcd, 0x0c, 0x13, 0xec, 0x5f, 0x97, 0x44, 0x17, 0xc4, 0xa7, 0x7e, 0x3d, 0x64, 0x5d, 0x19, 0x73,
+    0x60, 0x81, 0x4f, 0xdc, 0x22, 0x2a, 0x90, 0x88, 0x46, 0xee, 0xb8, 0x14, 0xde, 0x5e, 0x0b, 0xdb,
+    0xe0, 0x32, 0x3a, 0x0a, 0x49, 0x06, 0x24, 0x5c, 0xc2, 0xd3, 0xac, 0x62, 0x91, 0x95, 0xe4, 0x79,
+    0xe7, 0xc8, 0x37, 0x6d, 0x8d, 0xd5, 0x4e, 0xa9, 0x6c, 0x56, 0xf4, 0xea, 0x65, 0x7a, 0xae, 0x08,
+    0xba, 0x78, 0x25, 0x2e, 0x1c, 0xa6, 0xb4, 0xc6, 0xe8, 0xdd, 0x74, 0x1f, 0x4b, 0xbd, 0x8b, 0x8a,
+    0x70, 0x3e, 0xb5, 0x66, 0x48, 0x03, 0xf6, 0x0e, 0x61, 0x35, 0x57, 0xb9, 0x86, 0xc1, 0x1d, 0x9e,
+    0xe1, 0xf8, 0x98, 0x11, 0x69, 0xd9, 0x8e, 0x94, 0x9b, 0x1e, 0x87, 0xe9, 0xce, 0x55, 0x28, 0xdf,
+    0x8c, 0xa1, 0x89, 0x0d, 0xbf, 0xe6, 0x42, 0x68, 0x41, 0x99, 0x2d, 0x0f, 0xb0, 0x54, 0xbb, 0x16,
+};
+
+static inline uint8_t bench_xtime(uint8_t x) { return (uint8_t)((x << 1) ^ ((x >> 7) * 0x1b)); }
+
+/* The AES-128 key schedule of the 16 key bytes, into rb (11 round keys of 16 bytes). */
+static inline void bench_aes_soft_expand(const uint8_t key[16], uint8_t rb[176]) {
+    static const uint8_t rcon[10] = {0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0x36};
+    memcpy(rb, key, 16);
+    for (int w = 4; w < 44; w++) {
+        uint8_t t[4];
+        memcpy(t, rb + 4 * (w - 1), 4);
+        if (w % 4 == 0) {
+            uint8_t t0 = t[0];
+            t[0] = (uint8_t)(bench_sbox[t[1]] ^ rcon[w / 4 - 1]);
+            t[1] = bench_sbox[t[2]];
+            t[2] = bench_sbox[t[3]];
+            t[3] = bench_sbox[t0];
+        }
+        for (int b = 0; b < 4; b++) rb[4 * w + b] = (uint8_t)(rb[4 * (w - 4) + b] ^ t[b]);
+    }
+}
+
+/* One block: out = AES-128(rb, in); the state is column-major, as in memory. */
+static inline void bench_aes_soft_block(const uint8_t rb[176], const uint8_t in[16], uint8_t out[16]) {
+    uint8_t s[16], t[16];
+    for (int b = 0; b < 16; b++) s[b] = (uint8_t)(in[b] ^ rb[b]);
+    for (int round = 1; round <= 10; round++) {
+        for (int b = 0; b < 16; b++) t[b] = bench_sbox[s[(b + 4 * (b % 4)) % 16]]; /* SubBytes, ShiftRows */
+        if (round < 10) {
+            for (int c = 0; c < 4; c++) { /* MixColumns */
+                uint8_t *col = t + 4 * c, a0 = col[0], a1 = col[1], a2 = col[2], a3 = col[3];
+                uint8_t all = (uint8_t)(a0 ^ a1 ^ a2 ^ a3);
+                col[0] = (uint8_t)(a0 ^ all ^ bench_xtime((uint8_t)(a0 ^ a1)));
+                col[1] = (uint8_t)(a1 ^ all ^ bench_xtime((uint8_t)(a1 ^ a2)));
+                col[2] = (uint8_t)(a2 ^ all ^ bench_xtime((uint8_t)(a2 ^ a3)));
+                col[3] = (uint8_t)(a3 ^ all ^ bench_xtime((uint8_t)(a3 ^ a0)));
+            }
+        }
+        for (int b = 0; b < 16; b++) s[b] = (uint8_t)(t[b] ^ rb[16 * round + b]);
+    }
+    memcpy(out, s, 16);
+}
+
+static inline void bench_store_be64(uint8_t *p, uint64_t v) {
+    for (int b = 7; b >= 0; b--, v >>= 8) p[b] = (uint8_t)v;
+}
+
+/* Blocks block .. block + count - 1 of the stream, into out (two little-endian u64 each). */
+static inline void bench_blocks_soft(const bench_key *k, uint64_t block, size_t count, uint64_t *out) {
+    uint8_t in[16], ct[16];
+    bench_store_be64(in, k->stream);
+    for (size_t b = 0; b < count; b++) {
+        bench_store_be64(in + 8, block + (uint64_t)b);
+        bench_aes_soft_block(k->rb, in, ct);
+        memcpy(out + 2 * b, ct, 16); /* x86-64 and aarch64 Linux are little-endian */
+    }
+}
+
+#if BENCH_AES_NI
 __attribute__((target("aes,sse4.1"))) static inline __m128i bench_aes_step(__m128i key, __m128i gen) {
     gen = _mm_shuffle_epi32(gen, _MM_SHUFFLE(3, 3, 3, 3));
     key = _mm_xor_si128(key, _mm_slli_si128(key, 4));
@@ -99,17 +188,19 @@ __attribute__((target("aes,sse4.1"))) static inline __m128i bench_aes_step(__m12
     return _mm_xor_si128(key, gen);
 }
 
-/* The key of input stream `stream` of the call with seed `seed`. */
-__attribute__((target("aes,sse4.1"))) static inline bench_key bench_stream_key(uint64_t seed, uint64_t stream) {
-    bench_key k;
-    k.stream = stream;
-    k.rk[0] = _mm_set_epi64x((long long)BENCH_KEY_TAG, (long long)seed);
-#define BENCH_EXPAND(i, rcon) k.rk[i] = bench_aes_step(k.rk[i - 1], _mm_aeskeygenassist_si128(k.rk[i - 1], rcon))
+__attribute__((target("aes,sse4.1"))) static inline void bench_expand_ni(bench_key *k, uint64_t seed) {
+    k->rk[0] = _mm_set_epi64x((long long)BENCH_KEY_TAG, (long long)seed);
+#define BENCH_EXPAND(i, rcon) k->rk[i] = bench_aes_step(k->rk[i - 1], _mm_aeskeygenassist_si128(k->rk[i - 1], rcon))
     BENCH_EXPAND(1, 0x01); BENCH_EXPAND(2, 0x02); BENCH_EXPAND(3, 0x04); BENCH_EXPAND(4, 0x08);
     BENCH_EXPAND(5, 0x10); BENCH_EXPAND(6, 0x20); BENCH_EXPAND(7, 0x40); BENCH_EXPAND(8, 0x80);
     BENCH_EXPAND(9, 0x1b); BENCH_EXPAND(10, 0x36);
 #undef BENCH_EXPAND
-    return k;
+}
+
+static int bench_has_aesni(void) {
+    static int has = -1;
+    if (has < 0) has = __builtin_cpu_supports("aes") && __builtin_cpu_supports("sse4.1");
+    return has;
 }
 
 /* 16 blocks per step with VAES (AVX-512: four AES blocks per instruction), where the CPU has it;
@@ -131,15 +222,19 @@ __attribute__((target("vaes,avx512f,aes,sse4.1"))) static inline void bench_bloc
 }
 
 static int bench_has_vaes(void) {
+#if defined(BENCH_AES_NO_VAES)
+    return 0;
+#else
     static int has = -1;
     if (has < 0) has = __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx512f");
     return has;
+#endif
 }
 
 /* Values 2*block .. 2*block + 2*count - 1 of the stream, into out (4 blocks at a time, so the
  * AES units stay busy; 16 at a time with VAES). */
-__attribute__((target("aes,sse4.1"))) static inline void bench_blocks(const bench_key *k, uint64_t block,
-                                                                       size_t count, uint64_t *out) {
+__attribute__((target("aes,sse4.1"))) static inline void bench_blocks_ni(const bench_key *k, uint64_t block,
+                                                                          size_t count, uint64_t *out) {
     if (count >= 16 && bench_has_vaes()) {
         size_t done = count & ~(size_t)15;
         for (size_t b = 0; b < done; b += 16) bench_blocks16(k, block + b, out + 2 * b);
@@ -157,6 +252,35 @@ __attribute__((target("aes,sse4.1"))) static inline void bench_blocks(const benc
             for (int q = 0; q < m; q++) x[q] = _mm_aesenc_si128(x[q], k->rk[r]);
         for (int q = 0; q < m; q++) _mm_storeu_si128((__m128i *)(out + 2 * (b + (size_t)q)), _mm_aesenclast_si128(x[q], k->rk[10]));
     }
+}
+#endif
+
+/* The key of input stream `stream` of the call with seed `seed`: the 16 bytes of (seed, tag),
+ * each little-endian. */
+static inline bench_key bench_stream_key(uint64_t seed, uint64_t stream) {
+    bench_key k;
+    uint8_t key[16];
+    uint64_t tag = BENCH_KEY_TAG;
+    memcpy(key, &seed, 8);
+    memcpy(key + 8, &tag, 8);
+    k.stream = stream;
+    bench_aes_soft_expand(key, k.rb);
+#if BENCH_AES_NI
+    if (bench_has_aesni()) bench_expand_ni(&k, seed);
+#endif
+    return k;
+}
+
+/* Values 2*block .. 2*block + 2*count - 1 of the stream, into out: by AES-NI (and VAES) where
+ * the CPU has them, else in portable C. */
+static inline void bench_blocks(const bench_key *k, uint64_t block, size_t count, uint64_t *out) {
+#if BENCH_AES_NI
+    if (bench_has_aesni()) {
+        bench_blocks_ni(k, block, count, out);
+        return;
+    }
+#endif
+    bench_blocks_soft(k, block, count, out);
 }
 
 /* Value i of the stream (problem-specific generators, e.g. a sparse matrix's structure,
@@ -331,13 +455,20 @@ static void runner_on_sigsys(int sig, siginfo_t *info, void *context) {
  *                  and the calls of glibc's crash path (write, writev, openat, tgkill,
  *                  rt_sigaction), so a crashing kernel still dies of its own signal;
  *   trapped        everything else: the run ends and the kernel is `forbidden`. */
+#if defined(__x86_64__)
+#define BENCH_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define BENCH_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#else
+#error "the runner's seccomp filter is written for the x86-64 and aarch64 Linux ABIs only"
+#endif
 static int runner_seccomp(void) {
     struct sock_filter filter[] = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, BENCH_AUDIT_ARCH, 1, 0),
         RET(SECCOMP_RET_KILL_PROCESS),
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, BPF_NR),
-        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1), /* the x32 ABI */
+        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1), /* x86's x32 ABI (no such numbers on aarch64) */
         RET(SECCOMP_RET_TRAP),
         IF_NR(__NR_brk, SECCOMP_RET_ALLOW),
         IF_NR(__NR_munmap, SECCOMP_RET_ALLOW),

@@ -1,6 +1,6 @@
 /*
  * peak.c -- this CPU's floating-point peak on one core: fused multiply-adds on the widest
- * vectors the compiler targets (-march=native), on enough independent accumulators to hide
+ * vectors the compiler targets (the lab's tier: -march=native, or a forced tier's level), on enough independent accumulators to hide
  * their latency. lab/harness/plausibility.py runs it once per machine: an `ok` kernel
  * faster than this peak times its threads (with a margin) is `suspicious`.
  * Prints one line: "peak_gflops <best of several trials>".
@@ -16,6 +16,12 @@
 #define LANES 2
 #endif
 typedef double vec __attribute__((vector_size(LANES * sizeof(double))));
+/* The register class of a vector operand: x86's SSE/AVX registers, aarch64's SIMD registers. */
+#if defined(__aarch64__)
+#define KEEP(v) "+w"(v)
+#else
+#define KEEP(v) "+v"(v)
+#endif
 #define ACC 16
 
 static double now(void) {
@@ -35,7 +41,7 @@ int main(void) {
         for (long i = 0; i < iters; i++) {
 #pragma GCC unroll 16
             for (int a = 0; a < ACC; a++) acc[a] = acc[a] * x + y; /* one FMA each */
-            __asm__ volatile("" : "+v"(x));                       /* keep the loop honest */
+            __asm__ volatile("" : KEEP(x));                       /* keep the loop honest */
         }
         double t = now() - t0;
         double gflops = 2.0 * LANES * ACC * (double)iters / t * 1e-9;

@@ -13,7 +13,7 @@ from lab.config import MeasureConfig, RewardConfig
 from lab.harness import evaluate as ev
 from lab.harness import sandbox
 from lab.harness.evaluate import evaluate, evaluate_batch, parse_report
-from lab.harness.machine import machine_fingerprint
+from lab.harness.machine import machine_class
 from lab.harness.problems import load_problem
 from lab.rl.reward import HarnessReward, reward_from_result
 from tests.conftest import EXAMPLES
@@ -32,7 +32,7 @@ def test_ok_result_carries_performance_and_baseline():
 
 def test_every_result_records_where_it_was_measured():
     """host, machine fingerprint and sandbox isolation, for failures (even unbuilt ones) as for ok."""
-    expected = dict(host=socket.gethostname(), machine=machine_fingerprint(), isolation=sandbox.isolation_level())
+    expected = dict(host=socket.gethostname(), machine=machine_class(), isolation=sandbox.isolation_level())
     assert expected["isolation"] in (("cgroup-v2", "cgroup-v1", "namespaces") if sandbox.is_root() else ("rlimits",))
     texts = [NAIVE, "nothing", "void dgemm(int n, const double *A, const double *B, double *C) { oops }"]
     results = evaluate_batch(texts, "dgemm", SMALL, cache=False, progress=False)
@@ -83,7 +83,7 @@ def harness_copy(tmp_path, monkeypatch):
 
 def _key() -> str:
     load_problem.cache_clear()  # load_problem is cached by name: read the folder afresh
-    return ev._fingerprint(load_problem("dgemm"), ev.machine_fingerprint())
+    return ev._fingerprint(load_problem("dgemm"), ev.machine_class())
 
 
 def test_cache_key_covers_every_file_of_the_problem_folder_and_harness(harness_copy):

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 import re
+import types
+import unittest.mock
 
 import pytest
 
 from lab.config import load_config
+from lab.harness import cluster
+from lab.harness.machine import machine_class
 from lab.pipeline.plan import notebook_plan
 from lab.pipeline.runner import is_complete, run_experiment
 from tests.conftest import ROOT
@@ -262,9 +266,15 @@ def test_finished_experiments_are_reused_unless_the_config_changes(smoke):
     saved = json.loads((cfg.out_dir / "config.json").read_text())
     (cfg.out_dir / "config.json").write_text(json.dumps({**saved, "git_commit": "0" * 40}))
     assert run_experiment(cfg) == first
-    # Where it is measured is a fact of the run, not a setting: a cluster reuses it too.
-    elsewhere = [*cheap, "compute.backend=dask", "compute.address=tcp://127.0.0.1:8786"]
-    assert is_complete(load_config(config, elsewhere).experiment("baseline"))
+    # Where it is measured is a fact of the run, not a setting: a cluster whose workers are of
+    # this machine's class reuses it too, one of another class does not.
+    elsewhere = load_config(config, [*cheap, "compute.backend=dask", "compute.address=tcp://head:8786"])
+    workers = {"class": machine_class()}
+    scheduler = types.SimpleNamespace(cluster_machine=lambda: workers["class"])
+    with unittest.mock.patch.object(cluster, "connect", lambda address, probe, evaluator: scheduler):
+        assert is_complete(elsewhere.experiment("baseline"))
+        workers["class"] = "another-class"
+        assert not is_complete(elsewhere.experiment("baseline"))
     # Another config under the same name runs again; so does an explicit overwrite.
     changed = load_config(config, [*cheap, "evaluation.temperature=0.5"]).experiment("baseline")
     run_experiment(changed)

@@ -68,13 +68,18 @@ int main(int argc, char **argv) {{
 INT_RANGES = {"i64": (-7, 1000), "i32": (0, 99999), "u8": None}
 
 
-@pytest.fixture(scope="module")
-def c_generator(tmp_path_factory):
+#: bench.h's three paths to the same key stream: as the CPU allows (VAES where it has it), AES-NI
+#: alone, and portable C (the only one off x86-64).
+AES_PATHS = {"native": [], "aes-ni": ["-DBENCH_AES_NO_VAES"], "portable": ["-DBENCH_AES_PORTABLE"]}
+
+
+@pytest.fixture(scope="module", params=sorted(AES_PATHS))
+def c_generator(request, tmp_path_factory):
     """Path of a compiled program: `gen SEED STREAM COUNT` prints bench_fill's values with %a."""
     tmp = tmp_path_factory.mktemp("gen")
     (tmp / "gen.c").write_text(GEN_MAIN.format(bench_h=paths.harness_dir() / "bench.h"))
     subprocess.run(
-        ["gcc", "-O2", "-DLAB_ROLE_MEASURER", "gen.c", "-o", "gen", "-lm"],
+        ["gcc", "-O2", "-march=native", *AES_PATHS[request.param], "-DLAB_ROLE_MEASURER", "gen.c", "-o", "gen", "-lm"],
         cwd=tmp,
         check=True,
         capture_output=True,

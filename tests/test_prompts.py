@@ -73,10 +73,15 @@ SIG = "void f(int n, double *x)"
         ({"train": [f"{SIG};{{openmp: a {{b}} }}"], "eval": [f"{SIG};"]}, "unbalanced or unknown"),
         ({"train": [f"{SIG};{{serial: x}}"], "eval": [f"{SIG};"]}, "unbalanced or unknown"),
         ({"train": [f"{SIG}; A", f"{SIG};  a"], "eval": [f"{SIG};"]}, "repeated"),
+        ({"train": [f"{SIG}; on x86-64 with AVX-512"], "eval": [f"{SIG};"]}, "does not name the target"),
     ],
 )
 def test_bad_phrasings_are_refused_in_one_line(splits, message):
     from lab.harness.problems import BadProblem, _check_phrasings
+
+    # Every phrasing names the target, but that of the case about it.
+    slots = "" if message == "does not name the target" else " For a {arch} CPU with {isa}."
+    splits = {split: [text + slots for text in texts] for split, texts in splits.items()}
 
     with pytest.raises(BadProblem, match=message) as err:
         _check_phrasings("p/problem.toml", SIG, splits)
@@ -86,11 +91,13 @@ def test_bad_phrasings_are_refused_in_one_line(splits, message):
 def test_words_that_merely_contain_omp_are_not_openmp():
     from lab.harness.problems import BadProblem, _check_phrasings
 
-    assert _check_phrasings("p.toml", SIG, {"train": [f"{SIG}; a compressed sum"], "eval": [f"It: {SIG};"]}) is None
+    cpu = " For a {arch} CPU with {isa}."
+    train, held_out = f"{SIG}; a compressed sum{cpu}", f"It: {SIG};{cpu}"
+    assert _check_phrasings("p.toml", SIG, {"train": [train], "eval": [held_out]}) is None
     # The word itself, or a runtime call, is refused: the check is by word, not by letters.
-    for text in (f"{SIG}; as omp would", f"{SIG}; time it with omp_get_wtime()"):
+    for text in (f"{SIG}; as omp would{cpu}", f"{SIG}; time it with omp_get_wtime(){cpu}"):
         with pytest.raises(BadProblem, match="mentions OpenMP outside"):
-            _check_phrasings("p.toml", SIG, {"train": [text], "eval": [f"It: {SIG};"]})
+            _check_phrasings("p.toml", SIG, {"train": [text], "eval": [held_out]})
 
 
 def test_a_config_naming_a_problem_with_overlapping_phrasings_is_refused(monkeypatch, tmp_path):

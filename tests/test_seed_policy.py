@@ -192,6 +192,22 @@ def test_corpus_mix_and_conditioning():
     assert all("```c\n" in e.completion for e in corpus)
 
 
+def test_each_example_names_its_tier_and_uses_only_its_intrinsics():
+    """One policy for every x86-64 tier: the prompt says which CPU, the kernel fits it, and
+    every tier has the fast families it can express (AVX2 as well as AVX-512 micro-kernels)."""
+    from lab.harness.target import TIERS
+
+    corpus = make_corpus(1500, seed=3)
+    above = {"avx512": (), "avx2": ("_mm512", "__m512"), "sse4": ("_mm256", "__m256", "_mm512", "__m512")}
+    for example in corpus:
+        assert TIERS[example.tier].isa_words in example.prompt
+        assert not any(word in example.completion for word in above[example.tier]), example.completion
+    tiers = Counter(e.tier for e in corpus)
+    assert min(tiers["avx512"], tiers["avx2"]) > 0.35 * len(corpus) and tiers["sse4"] > 0.05 * len(corpus)
+    micro = Counter(e.tier for e in corpus if e.family == "microkernel")
+    assert micro["avx512"] > 0 and micro["avx2"] > 0 and micro["sse4"] == 0
+
+
 def test_corpus_is_identical_across_processes():
     """No per-process randomness (such as str hashing) may leak into the corpus."""
     code = (

@@ -38,6 +38,7 @@ from lab.harness.cluster import ClusterError
 from lab.harness.evaluate import EvalResult, evaluate_batch
 from lab.harness.machine import machine_summary
 from lab.harness.problems import UnknownProblem, list_problems, load_problem
+from lab.harness.target import UnsupportedMachine
 from lab.results import machine_path, machine_results_dir, report_provenance
 from lab.rl.reward import HarnessReward, reward_from_result
 
@@ -600,7 +601,7 @@ def main(argv: list[str] | None = None) -> int:
         if (threads is not None and threads < 1) or (n is not None and n < 1) or (jobs is not None and jobs < 1):
             raise UsageError("--threads, --n and --jobs must be positive")
         return args.func(args)
-    except (UsageError, ConfigError, ClusterError) as err:
+    except (UsageError, ConfigError, ClusterError, UnsupportedMachine) as err:
         print(f"lab: error: {err}", file=sys.stderr)
         return 2
 

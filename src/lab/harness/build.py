@@ -23,10 +23,11 @@ import hashlib
 import os
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from lab import paths
+from lab.harness import target
 from lab.harness.problems import Problem, harness_fingerprint
 
 
@@ -35,12 +36,20 @@ class BuildConfig:
     """How candidates and drivers are compiled."""
 
     cc: str = "gcc"
-    # What the paper's setting and a performance programmer would use.
-    cflags: tuple[str, ...] = ("-O3", "-march=native", "-fopenmp")
+    # The ISA tier built for (lab.harness.target): the process's when the config is made. It
+    # travels with the config into the processes that measure, which work at it.
+    tier: str = field(default_factory=target.current)
+    # What the paper's setting and a performance programmer would use, at the tier (empty: -O3,
+    # the tier's target flags, -fopenmp; -march=native at the machine's own tier).
+    cflags: tuple[str, ...] = ()
     # Candidate only: no jump tables, so an indirect branch in the object always means a
     # function pointer (rejected); no common symbols; the C dialect prompts promise.
     candidate_only: tuple[str, ...] = ("-std=gnu11", "-fno-jump-tables", "-fno-common", "-pipe")
     ldflags: tuple[str, ...] = ("-fopenmp", "-lm")
+
+    def __post_init__(self) -> None:
+        if not self.cflags:  # frozen: set once, here
+            object.__setattr__(self, "cflags", ("-O3", *target.march_flags(self.tier), "-fopenmp"))
 
     def candidate_cflags(self) -> tuple[str, ...]:
         return (*self.cflags, *self.candidate_only)

@@ -23,10 +23,17 @@ from threadpoolctl import threadpool_info
 
 from lab import paths
 from lab.config import MeasureConfig
-from lab.harness import plausibility
+from lab.harness import plausibility, target
 from lab.harness.build import compiler_version
 from lab.harness.evaluate import evaluate
-from lab.harness.machine import BLAS_PROBLEMS, cpu_model, machine_fingerprint, openblas_gflops, simd_flags
+from lab.harness.machine import (
+    BLAS_PROBLEMS,
+    cpu_model,
+    machine_class,
+    machine_fingerprint,
+    openblas_gflops,
+    simd_flags,
+)
 from lab.harness.problems import list_problems, load_problem
 from lab.harness.sandbox import isolation_level
 
@@ -79,6 +86,8 @@ def calibrate(threads: list[int] | None = None, n: int | None = None) -> dict:
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "host": socket.gethostname(),
         "fingerprint": machine_fingerprint(),
+        "machine_class": machine_class(),
+        "target": target.current(),
         "isolation": isolation_level(),
         "cpu_model": cpu_model(),
         "cpu_flags": simd_flags(),
@@ -88,7 +97,8 @@ def calibrate(threads: list[int] | None = None, n: int | None = None) -> dict:
         "python": platform.python_version(),
         "numpy": np.__version__,
         "blas": blas,
-        "openblas_env": {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ},
+        "openblas_env": {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}
+        | ({"OPENBLAS_CORETYPE": target.tier().openblas_coretype} if target.forced() else {}),
         "measurements": measurements,
         "openblas_peak": {"problem": "dgemm", "n": big, "threads": cores, "gflops": round(peak, 3)},
         "bandwidth": bandwidth,

@@ -62,7 +62,7 @@ from tqdm.auto import tqdm
 
 from lab import paths
 from lab.config import ComputeConfig, MeasureConfig
-from lab.harness import cluster, plausibility, sandbox, static_check
+from lab.harness import cluster, plausibility, sandbox, static_check, target
 from lab.harness.build import (
     NO_AUTOVECTORIZE,
     BuildConfig,
@@ -74,7 +74,7 @@ from lab.harness.build import (
     runner_stub,
 )
 from lab.harness.extract import FormatError, code_blocks, extract_source
-from lab.harness.machine import BLAS_PROBLEMS, machine_fingerprint
+from lab.harness.machine import BLAS_PROBLEMS, machine_class
 from lab.harness.problems import Problem, load_problem
 from lab.provenance import measurement_version
 
@@ -399,10 +399,11 @@ def _measure(
     slot_threads: int = 1,
 ) -> EvalResult:
     """Measure one completion from scratch (no cache), on this host: the result records the host,
-    its machine fingerprint, its isolation level and its calibration.
+    its machine class, its isolation level and its calibration.
 
     A host fault is retried once; if it repeats, _HostFault carries the result out, so that the
     cache never stores it."""
+    target.use(build.tier)  # a pool's process, or a cluster's worker, works at the caller's tier
     problem = load_problem(problem_name)
     n = config.n or problem.default_n
     # Calibrations first (once per machine), while this process holds no CPU slot: they lock them all.
@@ -422,7 +423,7 @@ def _measure(
         mode=config.mode,
         source_sha256=hashlib.sha256(completion.encode()).hexdigest(),
         host=socket.gethostname(),
-        machine=machine_fingerprint(),
+        machine=machine_class(),
         isolation=sandbox.isolation_level(),
         calibration=calibration,
     )
@@ -517,7 +518,7 @@ def _memory() -> joblib.Memory:
 
 def worker_facts() -> dict[str, str]:
     """What a cluster worker measures with (it runs there): its host, machine and code."""
-    return {"host": socket.gethostname(), "machine": machine_fingerprint(), "evaluator": measurement_version()}
+    return {"host": socket.gethostname(), "machine": machine_class(), "evaluator": measurement_version()}
 
 
 def _fingerprint(problem: Problem, machine: str) -> str:
@@ -562,7 +563,7 @@ def evaluate_batch(
     session = None
     if compute.backend == "dask":
         session = cluster.connect(compute.address, worker_facts, measurement_version())
-    fingerprint = _fingerprint(problem, session.cluster_machine() if session else machine_fingerprint())
+    fingerprint = _fingerprint(problem, session.cluster_machine() if session else machine_class())
     slot_threads = compute.slot_threads(config.threads)
     remember = _memory().cache(_remember, ignore=_CACHE_IGNORES) if cache else None
     done: dict[str, tuple[EvalResult, bool]] = {}

@@ -19,12 +19,15 @@ import os
 import platform
 import socket
 import statistics
+import subprocess
+import sys
 import time
 from functools import cache
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from lab.harness import target
 from lab.harness.build import compiler_version
 from lab.harness.problems import load_problem
 
@@ -61,11 +64,11 @@ def machine_fingerprint() -> str:
 
 
 def machine_class() -> str:
-    """The class of machines whose results are interchangeable: today the fingerprint (compiler,
-    CPU model and vector extensions). A machine forced to a lower ISA tier than its own will be
-    a class of its own (fingerprint + tier); the native tier adds nothing, so a result recorded
-    before tiers existed keeps its class."""
-    return machine_fingerprint()
+    """The class of machines whose results are interchangeable: the fingerprint (compiler, CPU
+    model and vector extensions) at the machine's own ISA tier, and `<fingerprint>-<tier>` when
+    a lower tier is forced (lab.harness.target): the native tier adds nothing, so a result
+    recorded before tiers existed keeps its class."""
+    return machine_fingerprint() if not target.forced() else f"{machine_fingerprint()}-{target.current()}"
 
 
 def machine_summary() -> dict:
@@ -77,6 +80,7 @@ def machine_summary() -> dict:
         "host": socket.gethostname(),
         "fingerprint": machine_fingerprint(),
         "class": machine_class(),
+        "target": target.current(),
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }
 
@@ -96,7 +100,35 @@ def time_call(fn, min_time_s: float = 0.3, min_reps: int = 5) -> tuple[float, fl
 
 
 def openblas_gflops(problem_name: str, n: int, threads: int) -> float:
-    """GFLOPS of NumPy's BLAS on `problem` at size n with `threads` threads."""
+    """GFLOPS of NumPy's BLAS on `problem` at size n with `threads` threads, at the tier this
+    process works at: here at the machine's own tier; under a forced tier in a process of its
+    own, whose OpenBLAS is told that tier's core type (OPENBLAS_CORETYPE is read once, as NumPy
+    loads OpenBLAS, so it cannot be changed in a process that has loaded it)."""
+    if target.forced():
+        return _openblas_at_tier(problem_name, n, threads)
+    return _openblas_here(problem_name, n, threads)
+
+
+def _openblas_at_tier(problem_name: str, n: int, threads: int) -> float:
+    coretype = target.tier().openblas_coretype
+    code = (
+        "import sys; from threadpoolctl import threadpool_info; from lab.harness.machine import _openblas_here; "
+        "arch = {i.get('architecture', '') for i in threadpool_info() if i.get('internal_api') == 'openblas'}; "
+        f"print(_openblas_here({problem_name!r}, {n}, {threads}), ','.join(sorted(arch)))"
+    )
+    env = {**os.environ, "OPENBLAS_CORETYPE": coretype}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    if run.returncode != 0:
+        raise RuntimeError(f"timing OpenBLAS at tier {target.current()} failed: {run.stderr.strip()[-300:]}")
+    gflops, _, arch = run.stdout.strip().splitlines()[-1].partition(" ")
+    if arch and arch.lower() != coretype.lower():
+        # An OpenBLAS built for one core only (not DYNAMIC_ARCH) ignores the core type: the reference
+        # would be of another tier than the kernels, which the fraction of OpenBLAS must not hide.
+        raise RuntimeError(f"OpenBLAS ran its {arch} kernels, not {coretype}'s, under tier {target.current()}")
+    return float(gflops)
+
+
+def _openblas_here(problem_name: str, n: int, threads: int) -> float:
     problem = load_problem(problem_name)
     inputs = problem.make_inputs(seed=1, n=n)
     ref = problem.reference

@@ -45,9 +45,9 @@ from pathlib import Path
 from lab import paths
 from lab.config import MeasureConfig
 from lab.files import write_json
-from lab.harness import machine, sandbox
+from lab.harness import machine, sandbox, target
 from lab.harness.build import BuildConfig, measurer
-from lab.harness.machine import machine_fingerprint
+from lab.harness.machine import machine_class
 from lab.harness.problems import Problem
 
 #: An ok kernel may reach at most this multiple of the calibrated peak per granted CPU
@@ -75,7 +75,7 @@ BANDWIDTH_AGREE = 0.10
 
 
 def _path() -> Path:
-    return paths.cache_dir() / "calibration" / f"{machine_fingerprint()}.json"
+    return paths.cache_dir() / "calibration" / f"{machine_class()}.json"
 
 
 def _read(path: Path) -> dict:
@@ -157,7 +157,7 @@ def peak_gflops_per_core() -> float:
         with tempfile.TemporaryDirectory(prefix="lab-peak-") as tmp:
             exe = Path(tmp) / "peak"
             cc = BuildConfig()
-            argv = [cc.cc, "-O2", "-march=native", str(paths.harness_dir() / "peak.c"), "-o", str(exe)]
+            argv = [cc.cc, "-O2", *target.march_flags(), str(paths.harness_dir() / "peak.c"), "-o", str(exe)]
             subprocess.run(argv, check=True)
             out = subprocess.run(
                 ["taskset", "-c", str(cpu), str(exe)], capture_output=True, text=True, check=True, timeout=60
@@ -247,7 +247,7 @@ def _measure_bandwidths(cpus: list[int], threads: int, runs: int = CALIBRATION_R
     with tempfile.TemporaryDirectory(prefix="lab-bandwidth-") as tmp:
         exe = Path(tmp) / "bandwidth"
         source = paths.harness_dir() / "bandwidth.c"
-        argv = [BuildConfig().cc, "-O3", "-march=native", "-fopenmp", str(source), "-o", str(exe)]
+        argv = [BuildConfig().cc, "-O3", *target.march_flags(), "-fopenmp", str(source), "-o", str(exe)]
         subprocess.run(argv, check=True)
         while len(rates["L1"]) < runs and not all(_two_agree(r, BANDWIDTH_AGREE) for r in rates.values()):
             out = subprocess.run(

@@ -8,8 +8,9 @@ parent process uses to cross-check what the driver reports).
 Prompt phrasings come in two disjoint sets: `train_prompts` (what training ever shows a
 policy: the seed corpus, GRPO and SQD) and `eval_prompts` (held out for evaluation). Each
 states the same specification in other words; text inside `{openmp:...}` (the permission
-to use OpenMP and omp.h) is dropped in serial mode (`render_phrasing`). Loading refuses a
-problem whose sets overlap, whose phrasing lacks the signature, or that mentions OpenMP
+to use OpenMP and omp.h) is dropped in serial mode, and `{arch}` and `{isa}` name the
+target tier (`render_phrasing`; lab.harness.target). Loading refuses a problem whose sets
+overlap, whose phrasing lacks the signature or the target's slots, or that mentions OpenMP
 outside the markup (a serial prompt would then permit it).
 
     >>> p = load_problem("dgemm")
@@ -35,6 +36,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from lab import paths
 from lab.files import tree_hash
+from lab.harness import target
 
 
 class UnknownProblem(ValueError):
@@ -50,18 +52,25 @@ _OPENMP_SPAN = re.compile(r"\{openmp:([^{}]*)\}")
 SPLITS = ("train", "eval")
 
 
-def render_phrasing(text: str, openmp: bool) -> str:
-    """A phrasing as a prompt states it: with its `{openmp:...}` spans' text (OpenMP permitted)
-    or without them (serial).
+#: The slots of a phrasing that name the target (lab.harness.target): its architecture and ISA.
+_TARGET_SLOTS = ("{arch}", "{isa}")
 
-    >>> render_phrasing("math.h{openmp:, omp.h} and immintrin.h.", openmp=False)
-    'math.h and immintrin.h.'
+
+def render_phrasing(text: str, openmp: bool, tier: str | None = None) -> str:
+    """A phrasing as a prompt states it: with its `{openmp:...}` spans' text (OpenMP permitted)
+    or without them (serial), and its `{arch}` and `{isa}` slots naming `tier` (None: the tier
+    this process works at, lab.harness.target).
+
+    >>> render_phrasing("a modern {arch} CPU with {isa}: math.h{openmp:, omp.h}.", openmp=False, tier="avx2")
+    'a modern x86-64 CPU with AVX2 and FMA (no AVX-512): math.h.'
     """
+    spec = target.TIERS[tier or target.current()]
+    text = text.replace("{arch}", spec.arch_words).replace("{isa}", spec.isa_words)
     return _OPENMP_SPAN.sub(lambda m: m.group(1) if openmp else "", text)
 
 
 def _normalized(text: str) -> str:
-    return " ".join(render_phrasing(text, True).split()).casefold()
+    return " ".join(render_phrasing(text, True, "avx512").split()).casefold()
 
 
 def _check_phrasings(path: Path, signature: str, splits: dict[str, list[str]]) -> None:
@@ -74,11 +83,15 @@ def _check_phrasings(path: Path, signature: str, splits: dict[str, list[str]]) -
             where = f"{path}: {split}_prompts[{i}]"
             if not isinstance(text, str):
                 raise BadProblem(f"{where}: expected text")
-            serial = render_phrasing(text, False)
+            serial = render_phrasing(text, False, "avx512")
             if "{" in serial or "}" in serial:
                 raise BadProblem(f"{where}: unbalanced or unknown {{...}} markup (only {{openmp:...}} is known)")
             if re.search(r"openmp|\bomp(\b|_)", serial, re.IGNORECASE):
                 raise BadProblem(f"{where}: mentions OpenMP outside {{openmp:...}}, so a serial prompt would permit it")
+            if not all(slot in text for slot in _TARGET_SLOTS):
+                raise BadProblem(
+                    f"{where}: does not name the target ({' and '.join(_TARGET_SLOTS)}, lab.harness.target)"
+                )
             if declaration not in " ".join(text.split()):
                 raise BadProblem(f"{where}: does not state the signature `{declaration}`")
     train = {_normalized(t) for t in splits["train"]}

@@ -49,6 +49,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from lab.harness import target
 from lab.harness.build import BuildConfig
 from lab.harness.problems import Problem
 
@@ -290,6 +291,23 @@ _FORBIDDEN_INSN = re.compile(
 )
 
 
+#: Instructions above a forced tier, as objdump writes them (AT&T): for avx2, AVX-512's registers
+#: (zmm, the mask registers, xmm/ymm 16-31) and its EVEX-only instructions on narrower vectors;
+#: for sse4, any VEX or EVEX instruction (their mnemonics start with v) and any ymm or zmm
+#: register. The tier's -march level keeps the compiler from emitting them, and the target
+#: check keeps a kernel from asking for them; this finds what came in another way.
+_EVEX_ONLY = (
+    r"vpternlog|vperm[ti]2|vpro[lr]|vpmullq|vcvtt?[ps][ds]2u?qq|vcvtu|vrange|vreduce|vgetexp|vgetmant"
+    r"|vscalef|vfixupimm|vrndscale|vrcp14|vrsqrt14|v?p?compress|v?p?expand|valign[dq]|vpmovm2|vpmov[dqw]2m"
+    r"|vpmovu?s?[qdw][bdw]\b|vpabsq|vp(max|min)[su]q|vpsraq|vp?scatter|vpconflict|vplzcnt|vpopcnt[dq]|vpshl?d|vpshrd"
+    r"|v(insert|extract)[fi](32x8|64x2|64x4|32x4)|vbroadcast[fi](32x[248]|64x[24])|vpbroadcastm|kmov|kand|kor|kxor|knot|kshift|kunpck|ktest|kortest"
+)
+_ABOVE_TIER = {
+    "avx2": re.compile(r"%zmm|%[xy]mm(1[6-9]|2\d|3[01])\b|%k[0-7]\b|\{%k|^\s*(" + _EVEX_ONLY + r")"),
+    "sse4": re.compile(r"%[yz]mm|%k[0-7]\b|^\s*v[a-z]"),
+}
+
+
 @dataclass(frozen=True)
 class Violation:
     status: str
@@ -341,8 +359,14 @@ _OPENMP_NAME = re.compile(r"^(omp_|GOMP_|__kmpc_)")
 
 
 def _headers(problem: Problem, openmp: bool) -> tuple[str, ...]:
-    """The headers a candidate may include: serial mode drops omp.h."""
-    return problem.allowed_headers if openmp else tuple(h for h in problem.allowed_headers if h != "omp.h")
+    """The headers a candidate may include: the problem's, where immintrin.h stands for the
+    architecture's headers of vector intrinsics (x86: immintrin.h and its parts such as
+    emmintrin.h; aarch64: arm_neon.h; lab.harness.target), and serial mode drops omp.h."""
+    allowed = list(problem.allowed_headers)
+    if "immintrin.h" in allowed:
+        at = allowed.index("immintrin.h")
+        allowed[at : at + 1] = target.intrinsic_headers()
+    return tuple(h for h in allowed if openmp or h != "omp.h")
 
 
 _DEFINITION_TOKEN = re.compile(r"([A-Za-z_]\w*)\s*\(|([A-Za-z_]\w*)|([(){};])")
@@ -448,6 +472,22 @@ def _paren_free(text: str) -> str:
     return "".join(out)
 
 
+_TARGET_OPTION = re.compile(r"\btarget\s*\(((?:\s*\"[^\"]*\"\s*,?)*)\)")
+
+
+def _target_above_tier(text: str) -> Violation | None:
+    """A `target("...")` (a pragma's or an attribute's) that names instructions above the tier
+    this process works at (lab.harness.target): it would bring back, for one function, what the
+    tier's compiler flags leave out."""
+    for m in _TARGET_OPTION.finditer(text):
+        above = target.refused_features(",".join(re.findall(r'"([^"]*)"', m.group(1))))
+        if above:
+            return _forbidden(
+                f"targets {', '.join(above[:3])}, above the {target.current()} tier this kernel is built for"
+            )
+    return None
+
+
 def pragma_violation(pragma: str, openmp: bool = True) -> Violation | None:
     """The rule for one `#pragma` line's text (after `#pragma`), as gcc -E writes it (without
     comments). `openmp=False` is the serial execution model: no OpenMP construct at all."""
@@ -469,7 +509,7 @@ def pragma_violation(pragma: str, openmp: bool = True) -> Violation | None:
         return None
     if not _ALLOWED_PRAGMA.match(text):
         return _forbidden(f"'#pragma {text[:60]}' is not allowed (only OpenMP and GCC optimization hints)")
-    return None
+    return _target_above_tier(text)
 
 
 def _pragma_lines_violation(own: str, openmp: bool) -> Violation | None:
@@ -501,14 +541,15 @@ def check_source(source: str, problem: Problem, openmp: bool = True) -> Violatio
     spliced = splice_lines(source)
     code = strip_comments(spliced)
     for m in _INCLUDE.finditer(code):
-        kind, target = m.group(1), _include_target(spliced, code, m.start(2), m.end(2))
-        header = re.fullmatch(r"<\s*([\w./+-]+)\s*>", target)
+        kind, included = m.group(1), _include_target(spliced, code, m.start(2), m.end(2))
+        header = re.fullmatch(r"<\s*([\w./+-]+)\s*>", included)
         if kind != "include" or not header:
-            return _forbidden(f"#{kind} {target} is not an allowed include")
+            return _forbidden(f"#{kind} {included} is not an allowed include")
         if header.group(1) not in _headers(problem, openmp):
             if header.group(1) == "omp.h":
                 return _forbidden("includes <omp.h>: OpenMP is not allowed in serial mode")
-            allowed = ", ".join(_headers(problem, openmp))
+            # As the prompt names them (immintrin.h for its parts too).
+            allowed = ", ".join(h for h in problem.allowed_headers if openmp or h != "omp.h")
             return _forbidden(f"includes <{header.group(1)}>, which is not allowed (allowed: {allowed})")
     m = _DIRECTIVE_OTHER.search(code)
     if m:
@@ -550,7 +591,7 @@ def candidate_lines(preprocessed: str | Iterable[str], filename: str) -> tuple[s
 
 
 #: The compiler of the candidates (build.BuildConfig), whose include directories are the system ones.
-DEFAULT_CC = BuildConfig().cc
+DEFAULT_CC = BuildConfig.cc  # the field's default: no tier is read at import
 
 
 def _normalized(path: str) -> set[str]:
@@ -606,7 +647,13 @@ def check_preprocessed(
             return _forbidden(
                 f"includes {header}, which is not an allowed header" + (" in serial mode" * (name == "omp.h"))
             )
-    return _pragma_lines_violation(own, openmp) or _identifier_violation(strip_comments(own), problem, openmp)
+    return (
+        _pragma_lines_violation(own, openmp)
+        # Attributes' target strings (gcc -E has removed the comments and kept the strings,
+        # which strip_comments blanks); pragmas' are checked above.
+        or _target_above_tier(own)
+        or _identifier_violation(strip_comments(own), problem, openmp)
+    )
 
 
 def check_preprocessed_file(
@@ -791,6 +838,7 @@ def _check_object(obj: Path, problem: Problem, openmp: bool) -> Violation | None
         return Violation(
             "compile_error", f"the object holds {code_bytes >> 10} KiB of code (limit {MAX_CODE_BYTES >> 10} KiB)"
         )
+    above_tier = _ABOVE_TIER.get(target.current()) if target.forced() else None
     for line in _tool_lines("objdump", "-d", "--no-show-raw-insn", "-M", "att", str(obj)):
         _, tab, insn = line.partition("\t")
         m = tab and _FORBIDDEN_INSN.search(insn.split("#")[0])
@@ -798,5 +846,10 @@ def _check_object(obj: Path, problem: Problem, openmp: bool) -> Violation | None
             return _forbidden(
                 f"contains the instruction '{m.group(0).strip()}' "
                 "(system calls, indirect branches and machine-state instructions are not allowed)"
+            )
+        m = tab and above_tier and above_tier.search(insn.split("#")[0])
+        if m:
+            return _forbidden(
+                f"contains '{insn.strip()[:60]}', above the {target.current()} tier this kernel is built for"
             )
     return None

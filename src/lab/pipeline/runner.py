@@ -61,7 +61,7 @@ from lab.config import ExperimentConfig, LabConfig
 from lab.files import read_json, read_jsonl, write_json, write_jsonl
 from lab.harness.evaluate import evaluate_batch
 from lab.harness.extract import source_or_none
-from lab.harness.machine import BLAS_PROBLEMS, machine_class, machine_fingerprint, openblas_gflops
+from lab.harness.machine import BLAS_PROBLEMS, machine_class, openblas_gflops
 from lab.harness.problems import load_problem
 from lab.pipeline.plan import arm_order
 from lab.pipeline.reuse import provenance, reusable
@@ -181,7 +181,7 @@ def evaluate_policy(
             "host": sorted({r["host"] for r in samples if r.get("host")}),
             # One fingerprint when one kind of machine measured every sample (a cluster refuses
             # workers of another kind); a list says the samples were measured on several.
-            "machine": machines[0] if len(machines) == 1 else (machines or machine_fingerprint()),
+            "machine": machines[0] if len(machines) == 1 else (machines or machine_class()),
             "isolation": sorted({r["isolation"] for r in samples if r.get("isolation")}),
         }
     )
@@ -347,7 +347,7 @@ def _openblas(samples: list[dict], problem_name: str, n: int, threads: int) -> f
     recorded in the results. None for problems without a BLAS routine."""
     if problem_name not in BLAS_PROBLEMS:
         return None
-    here = machine_fingerprint()
+    here = machine_class()
     elsewhere = [
         s["calibration"]["openblas_gflops"]
         for s in samples

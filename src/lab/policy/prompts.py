@@ -47,6 +47,7 @@ def prompt_text(
     threads: int = 2,
     phrasing: int | str = 0,
     split: str = "train",
+    tier: str | None = None,
 ) -> str:
     """The user prompt for `problem`: phrasing number `phrasing` (modulo their number) of the
     `split` set (train: what training shows; eval: held out), or `phrasing` itself when it is
@@ -55,12 +56,13 @@ def prompt_text(
     is dropped (None: the phrasing as it is, which permits OpenMP); with `permitted`, the
     techniques sentence is appended: the permitted ones, and the rest of the techniques that
     apply to the problem (lab.techniques.problem_techniques; OpenMP is never offered in serial
-    mode)."""
+    mode). `tier` is the target the phrasing names (None: the tier this process works at,
+    lab.harness.target)."""
     if isinstance(phrasing, str):  # a text of the caller's (the seed corpus's recombined phrasings)
         base = phrasing
     else:
         texts = load_problem(problem).phrasings(split)
-        base = render_phrasing(texts[phrasing % len(texts)], openmp=mode != "serial")
+        base = render_phrasing(texts[phrasing % len(texts)], openmp=mode != "serial", tier=tier)
     if mode is not None:
         if mode not in _MODE_SENTENCE:
             raise ValueError(f"unknown mode {mode!r}; known: {', '.join(_MODE_SENTENCE)}")

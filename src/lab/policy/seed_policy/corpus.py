@@ -47,6 +47,9 @@ TRAIN_PHRASINGS = {p: load_problem(p).train_prompts for p in PROBLEM_WEIGHTS}
 RECOMBINE_RATE = 0.85  # share of prompts recombined from the training phrasings' sentences
 # None: the problem's own prompt, which states no execution model (and permits OpenMP).
 MODE_WEIGHTS = {None: 0.3, "serial": 0.35, "openmp": 0.35}
+#: The CPU each prompt names (lab.harness.target), and so the intrinsics its kernel may use: one
+#: policy for every x86-64 tier, conditioned on the prompt's target sentence.
+TIER_WEIGHTS = {"avx512": 0.45, "avx2": 0.45, "sse4": 0.1}
 THREADS = (1, 2, 2, 2, 4)  # thread counts an OpenMP prompt states
 CONDITIONED_RATE = 0.75  # share of prompts that state a permitted set
 RESPECT_RATE = 0.92  # share of conditioned completions that stay inside it
@@ -74,6 +77,7 @@ class Example:
     techniques: tuple[str, ...]
     correct: bool
     family: str
+    tier: str = "avx512"
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -97,17 +101,18 @@ def make_example(rng: random.Random, problems: tuple[str, ...] | None = None) ->
     problem = rng.choices(list(weights), list(weights.values()))[0]
     mode = rng.choices(list(MODE_WEIGHTS), list(MODE_WEIGHTS.values()))[0]
     threads = rng.choice(THREADS)
+    tier = rng.choices(list(TIER_WEIGHTS), list(TIER_WEIGHTS.values()))[0]
     permitted = random_permitted(rng, problem, mode) if rng.random() < CONDITIONED_RATE else None
     respect = permitted is not None and rng.random() < RESPECT_RATE
     optimize = rng.random() < OPTIMIZE_RATE
     spec: KernelSpec = random_spec(
-        rng, problem, permitted if respect else None, defect_rate=DEFECT_RATE, optimize=optimize, mode=mode
+        rng, problem, permitted if respect else None, defect_rate=DEFECT_RATE, optimize=optimize, mode=mode, tier=tier
     )
     if respect and permitted:
         # Asked "you may use X", a model tends to use X: of three draws keep the one that
         # uses the most permitted techniques. This is what makes the prompt matter.
         for _ in range(2):
-            other = random_spec(rng, problem, permitted, defect_rate=DEFECT_RATE, optimize=True, mode=mode)
+            other = random_spec(rng, problem, permitted, defect_rate=DEFECT_RATE, optimize=True, mode=mode, tier=tier)
             if len(other.techniques() & permitted) > len(spec.techniques() & permitted):
                 spec = other
     order = problem_techniques(problem)
@@ -115,19 +120,20 @@ def make_example(rng: random.Random, problems: tuple[str, ...] | None = None) ->
         problem=problem,
         mode=mode,
         permitted=tuple(t for t in order if t in permitted) if permitted is not None else None,
-        prompt=prompt_text(problem, permitted, mode, threads, phrasing=_wording(rng, problem, mode)),
+        prompt=prompt_text(problem, permitted, mode, threads, phrasing=_wording(rng, problem, mode, tier), tier=tier),
         completion=as_completion(render(spec), rng),
         techniques=tuple(sorted(spec.techniques())),
         correct=spec.correct,
         family=spec.family,
+        tier=tier,
     )
 
 
-def _wording(rng: random.Random, problem: str, mode: str | None) -> int | str:
+def _wording(rng: random.Random, problem: str, mode: str | None, tier: str) -> int | str:
     """A training phrasing as written (its number) or, for RECOMBINE_RATE of the prompts, one
     recombined from the training phrasings' sentences (lab.policy.seed_policy.wording)."""
     if rng.random() < RECOMBINE_RATE:
-        return recombined(problem, mode, rng)
+        return recombined(problem, mode, rng, tier)
     return rng.randrange(len(TRAIN_PHRASINGS[problem]))
 
 

@@ -106,6 +106,23 @@ def serial_safe(spec: KernelSpec) -> bool:
     return not spec.omp and spec.simd != "pragma"
 
 
+#: The vector intrinsics each target tier (lab.harness.target) can compile: a CPU with AVX-512
+#: runs AVX2 code too; SSE4.2 has neither (its vector code is left to the compiler).
+TIER_SIMD = {"avx512": ("avx2", "avx512"), "avx2": ("avx2",), "sse4": ()}
+
+
+def for_tier(spec: KernelSpec, tier: str, rng: random.Random) -> KernelSpec | None:
+    """`spec` as it is written for a CPU of `tier`: an AVX-512 kernel is written with AVX2 for
+    `avx2` (the problem's own rule, else the same spec with AVX2 intrinsics); None where the tier
+    has none of the intrinsics the spec needs."""
+    if spec.simd not in ("avx2", "avx512") or spec.simd in TIER_SIMD[tier]:
+        return spec
+    if "avx2" not in TIER_SIMD[tier]:
+        return None
+    lower = generator_for(spec.problem).avx2
+    return lower(spec, rng) if lower else replace(spec, simd="avx2")
+
+
 def random_spec(
     rng: random.Random,
     problem: str = "dgemm",
@@ -113,15 +130,19 @@ def random_spec(
     defect_rate: float = 0.18,
     optimize: bool | None = None,
     mode: str | None = None,
+    tier: str = "avx512",
 ) -> KernelSpec:
     """Draw a spec whose techniques lie in `permitted` (None: anything), possibly defective.
     `mode` is the prompt's execution model: `serial` draws no OpenMP at all; `openmp` draws
-    it more often than a prompt that does not state a model (None)."""
+    it more often than a prompt that does not state a model (None). `tier` is the CPU's vector
+    tier the prompt names (lab.harness.target): its kernels use only intrinsics it has."""
     generator = generator_for(problem)
     optimize = rng.random() < 0.3 if optimize is None else optimize
     style = random_style(rng)
     for _ in range(200):
-        spec = generator.draw(rng, optimize, mode)
+        spec = for_tier(generator.draw(rng, optimize, mode), tier, rng)
+        if spec is None:
+            continue
         if (permitted is None or generator.techniques(spec) <= permitted) and (mode != "serial" or serial_safe(spec)):
             break
     else:  # nothing but the plainest code fits

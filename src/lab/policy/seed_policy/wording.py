@@ -27,6 +27,7 @@ import random
 import re
 from functools import cache
 
+from lab.harness import target
 from lab.harness.problems import load_problem, render_phrasing
 
 MIN_UNITS, MAX_UNITS = 1, 10  # up to about one phrasing's worth: longer prompts would slow the build
@@ -61,11 +62,11 @@ def units(text: str) -> tuple[str, list[str]]:
 
 
 @cache
-def _pool(problem: str, mode: str | None) -> tuple[str, tuple[str, ...]]:
+def _pool(problem: str, mode: str | None, tier: str) -> tuple[str, tuple[str, ...]]:
     openmp = mode != "serial"
     signature, pool = "", []
     for text in load_problem(problem).train_prompts:
-        sig, rest = units(render_phrasing(text, openmp))
+        sig, rest = units(render_phrasing(text, openmp, tier))
         signature = signature or sig
         pool += [u for u in rest if u not in pool]
     return signature, tuple(pool)
@@ -92,11 +93,16 @@ def _noisy(unit: str, rng: random.Random) -> str:
     return " ".join(out) if len(out) > 2 else unit
 
 
-def recombined(problem: str, mode: str | None, rng: random.Random) -> str:
-    """A prompt text for `problem` in `mode` made of its training phrasings' units (see above)."""
-    signature, pool = _pool(problem, mode)
+def recombined(problem: str, mode: str | None, rng: random.Random, tier: str = "avx512") -> str:
+    """A prompt text for `problem` in `mode` made of its training phrasings' units (see above),
+    naming the target `tier` (lab.harness.target): one of the units that name it is always among
+    them, since the kernel that answers is written for it."""
+    signature, pool = _pool(problem, mode, tier)
     chosen = rng.sample(pool, rng.randint(min(MIN_UNITS, len(pool)), min(MAX_UNITS, len(pool))))
-    chosen = [_noisy(u, rng) for u in chosen]
+    isa = target.TIERS[tier].isa_words
+    if not any(isa in u for u in chosen):
+        chosen[rng.randrange(len(chosen))] = rng.choice([u for u in pool if isa in u])
+    chosen = [u if isa in u else _noisy(u, rng) for u in chosen]  # the target is never garbled
     if rng.random() < FILLER_RATE:
         chosen.insert(rng.randrange(len(chosen) + 1), rng.choice(FILLERS))
     cuts = sorted(rng.sample(range(1, len(chosen)), min(rng.randint(0, 2), len(chosen) - 1)))

@@ -96,3 +96,6 @@ class ProblemGenerator:
     defects: Callable[[KernelSpec], list[str]]  # the defects render can apply to a spec (repeats weigh)
     sweep: Callable[[], list[KernelSpec]]  # the autotuning space: every family and technique worth timing
     techniques: Callable[[KernelSpec], frozenset[str]]  # the techniques a spec uses by construction
+    # How an AVX-512 spec of this problem is written for a CPU with AVX2 but not AVX-512:
+    # avx2(spec, rng) (None: the same spec with simd="avx2", which its render writes as it is).
+    avx2: Callable[[KernelSpec, random.Random], KernelSpec] | None = None

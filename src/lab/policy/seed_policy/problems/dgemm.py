@@ -22,6 +22,7 @@ by construction. `GENERATOR` is what the registry (lab.policy.seed_policy.proble
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 from lab.policy.seed_policy.c_writer import CWriter, for_loop, tile_var, vector_type
 from lab.policy.seed_policy.problems.base import KernelSpec, ProblemGenerator, field_techniques, omp_rate
@@ -452,8 +453,9 @@ def sweep() -> list[KernelSpec]:
         for rb in ((4, 16), (6, 16), (8, 16), (8, 8)):
             for kc in (None, 128, 256):
                 specs.append(KernelSpec("dgemm", "microkernel", simd="avx512", regblock=rb, kc=kc, omp=omp))
-        for rb in ((4, 8), (6, 8)):
-            specs.append(KernelSpec("dgemm", "microkernel", simd="avx2", regblock=rb, kc=256, omp=omp))
+        for rb in ((4, 8), (6, 8), (4, 12)):
+            for kc in (None, 128, 256):
+                specs.append(KernelSpec("dgemm", "microkernel", simd="avx2", regblock=rb, kc=kc, omp=omp))
     return specs
 
 
@@ -469,4 +471,12 @@ def techniques(spec: KernelSpec) -> frozenset[str]:
     return frozenset(out)
 
 
-GENERATOR = ProblemGenerator("dgemm", FAMILIES, render, draw, defects, sweep, techniques)
+def avx2(spec: KernelSpec, rng: random.Random) -> KernelSpec:
+    """An AVX-512 spec written with AVX2: a micro-kernel's register block shrinks to fit AVX2's
+    sixteen 4-wide registers (the blocks `draw` gives AVX2)."""
+    if spec.family == "microkernel":
+        return replace(spec, simd="avx2", regblock=rng.choice([(4, 8), (6, 8), (4, 4)]))
+    return replace(spec, simd="avx2")
+
+
+GENERATOR = ProblemGenerator("dgemm", FAMILIES, render, draw, defects, sweep, techniques, avx2)

@@ -26,7 +26,7 @@ OPTIONS = ["naive"] * 5 + ["blocked", "intrinsics", "intrinsics", "two_pass", "t
 WHAT = {
     "naive": "running sum",
     "blocked": "running sum over chunks",
-    "intrinsics": "in-register scan of 8 lanes with a carried total",
+    "intrinsics": "in-register vector scan with a carried total",
     "two_pass": "two-pass parallel scan",
 }
 
@@ -38,6 +38,17 @@ _SCAN8 = """static inline __m512i scan8(__m512i v)
     v = _mm512_add_epi64(v, _mm512_alignr_epi64(v, z, 7));
     v = _mm512_add_epi64(v, _mm512_alignr_epi64(v, z, 6));
     v = _mm512_add_epi64(v, _mm512_alignr_epi64(v, z, 4));
+    return v;
+}
+"""
+
+
+_SCAN4 = """static inline __m256i scan4(__m256i v)
+{
+    /* inclusive scan of 4 lanes: add the vector shifted up by 1 and 2 lanes (zeros shifted in) */
+    const __m256i z = _mm256_setzero_si256();
+    v = _mm256_add_epi64(v, _mm256_blend_epi32(_mm256_permute4x64_epi64(v, _MM_SHUFFLE(2, 1, 0, 0)), z, 0x03));
+    v = _mm256_add_epi64(v, _mm256_blend_epi32(_mm256_permute4x64_epi64(v, _MM_SHUFFLE(1, 0, 0, 0)), z, 0x0F));
     return v;
 }
 """
@@ -76,6 +87,21 @@ def _prefix_sum(spec: KernelSpec, w: CWriter, helpers: list[str]) -> None:
         w.line(f"y[{i}] = {acc};")
         w.close()
         w.close()
+        return
+    if spec.family == "intrinsics" and spec.simd == "avx2":
+        helpers.append(_SCAN4)
+        w.line("__m256i carry = _mm256_setzero_si256();")
+        w.line(f"{s.index} {i} = 0;")
+        w.open(f"for (; {i} + 3 < n; {i} += 4)")
+        w.line(f"__m256i vs = _mm256_add_epi64(scan4(_mm256_loadu_si256((const __m256i *)(x + {i}))), carry);")
+        w.line(f"_mm256_storeu_si256((__m256i *)(y + {i}), vs);")
+        w.line("carry = _mm256_permute4x64_epi64(vs, 0xFF);")
+        w.close()
+        w.line(f"int64_t {acc} = {i} ? y[{i} - 1] : 0;")
+        if spec.defect != "no_tail":
+            w.open(f"for (; {i} < {hi}; {i}++)")
+            w.line(step(i))
+            w.close()
         return
     if spec.family == "intrinsics":
         helpers.append(_SCAN8)
@@ -152,7 +178,7 @@ def defects(spec: KernelSpec) -> list[str]:
 def sweep() -> list[KernelSpec]:
     """Every family and technique of PREFIX_SUM (default style)."""
     out = [{"family": "naive"}, {"family": "naive", "unroll": 4}, {"family": "blocked", "tile": (0, 4096, 0)}]
-    out.append({"family": "intrinsics", "simd": "avx512"})
+    out += [{"family": "intrinsics", "simd": "avx512"}, {"family": "intrinsics", "simd": "avx2"}]
     out.append({"family": "two_pass", "omp": "static"})
     return [KernelSpec("prefix_sum", **kw) for kw in out]
 
