@@ -59,6 +59,7 @@ import os
 import random
 import sys
 import time
+import unittest.mock
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -117,16 +118,9 @@ def tensorboard_dir(report_to: list[str], path: Path):
     if "tensorboard" not in report_to:
         yield
         return
-    key = "TENSORBOARD_LOGGING_DIR"
-    before = os.environ.get(key)
-    os.environ[key] = str(path)
-    try:
+    # The standard library's environment patch: set for the block, restored (or removed) after.
+    with unittest.mock.patch.dict(os.environ, {"TENSORBOARD_LOGGING_DIR": str(path)}):
         yield
-    finally:
-        if before is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = before
 
 
 def import_unsloth_first() -> None:

@@ -106,6 +106,14 @@ def serial_safe(spec: KernelSpec) -> bool:
     return not spec.omp and spec.simd != "pragma"
 
 
+#: Families whose kernels are long (packing, a register-blocked micro-kernel: over a hundred
+#: lines): most of their examples keep one canonical style, so a small model sees the same
+#: long text often enough to write it whole, as a code model has seen the textbook BLIS loop
+#: nest many times; the rest vary as the other families do.
+LONG_FAMILIES = frozenset({"microkernel"})
+CANONICAL_RATE = 0.75
+
+
 #: The vector intrinsics each target tier (lab.harness.target) can compile: a CPU with AVX-512
 #: runs AVX2 code too; SSE4.2 has neither (its vector code is left to the compiler).
 TIER_SIMD = {"avx512": ("avx2", "avx512"), "avx2": ("avx2",), "sse4": ()}
@@ -147,6 +155,8 @@ def random_spec(
             break
     else:  # nothing but the plainest code fits
         spec = KernelSpec(problem, "naive")
+    if spec.family in LONG_FAMILIES and rng.random() < CANONICAL_RATE:
+        style = Style()
     defect = rng.choice(generator.defects(spec)) if rng.random() < defect_rate else None
     return replace(spec, style=style, defect=defect)
 

@@ -152,8 +152,26 @@ def encode(tokenizer, prompt: str, completion: str) -> dict[str, list[int]]:
     return {"input_ids": p_ids + c_ids, "labels": [-100] * len(p_ids) + c_ids}
 
 
+#: What makes PyTorch's CPU kernels take the same code paths on every x86-64 machine with AVX2,
+#: AMD and Intel alike, so that one seed gives the same weights everywhere (docs/seed_policy.md
+#: has the measurements): ATen's AVX2 kernels, MKL's conditional-reproducibility mode on its SSE2
+#: branch (the only one MKL keeps on non-Intel CPUs; AVX2 falls back to each CPU's own there),
+#: oneDNN capped at AVX2, and a fixed number of threads (reductions are split by thread). The
+#: libraries read them as they load: `pin_numerics()` must run before PyTorch is imported, as
+#: `lab seed-model` does; the record says which capability the build ran with.
+DETERMINISTIC_ENV = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE,STRICT", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+BUILD_THREADS = 2
+
+
+def pin_numerics() -> None:
+    """Set DETERMINISTIC_ENV for this process and its children, where not set already."""
+    for key, value in DETERMINISTIC_ENV.items():
+        os.environ.setdefault(key, value)
+
+
 def build_seed_model(out: Path, cfg: SeedConfig = SeedConfig(), progress: bool = True) -> dict:
     """Build and save the seed policy under `out`; returns the training record."""
+    pin_numerics()  # in time only where PyTorch is not loaded yet (see DETERMINISTIC_ENV)
     import torch
     from transformers import DataCollatorForSeq2Seq, LlamaForCausalLM, Trainer, TrainingArguments, set_seed
 
@@ -161,7 +179,7 @@ def build_seed_model(out: Path, cfg: SeedConfig = SeedConfig(), progress: bool =
 
     start = time.monotonic()
     set_seed(cfg.seed)
-    torch.set_num_threads(len(os.sched_getaffinity(0)))
+    torch.set_num_threads(BUILD_THREADS)
     out.mkdir(parents=True, exist_ok=True)
 
     corpus = make_corpus(cfg.examples, cfg.seed, cfg.problems)
@@ -219,6 +237,7 @@ def build_seed_model(out: Path, cfg: SeedConfig = SeedConfig(), progress: bool =
             "tokens": tokens,
             "correct_share": round(sum(e.correct for e in corpus) / len(corpus), 3),
             "families": dict(Counter(e.family for e in corpus)),
+            "tiers": dict(Counter(e.tier for e in corpus)),
             "conditioned_share": round(sum(e.permitted is not None for e in corpus) / len(corpus), 3),
         },
         "loss_first": losses[0] if losses else None,
@@ -230,6 +249,12 @@ def build_seed_model(out: Path, cfg: SeedConfig = SeedConfig(), progress: bool =
             "cpu": platform.processor() or platform.machine(),
             "cores": len(os.sched_getaffinity(0)),
             "torch": torch.__version__,
+        },
+        # The numerics the build ran with: equal weights on two machines need equal values here.
+        "numerics": {
+            "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "threads": torch.get_num_threads(),
+            **{key: os.environ.get(key) for key in DETERMINISTIC_ENV},
         },
     }
     # What the results a policy makes record of it, and what a run compares (lab.provenance).

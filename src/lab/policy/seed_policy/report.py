@@ -7,7 +7,9 @@
 2. Prompt conditioning: the share of samples that use OpenMP under four prompts:
    every technique permitted, all but OpenMP, only OpenMP, and none.
 3. Held-out wording: the same DGEMM prompt in its four held-out phrasings (never in the
-   corpus): status mix, ok rate, median and best ok GFLOPS.
+   corpus): status mix, ok rate, median and best ok GFLOPS, and the fast family: how often
+   the policy attempts the packed, register-blocked micro-kernel with the intrinsics of the
+   tier the prompt names (lab.harness.target), and how often such an attempt is ok.
 4. Novelty: the share of sampled completions whose code appears verbatim in the
    training corpus.
 5. Speed: seconds to sample 64 completions; the build time from training.json.
@@ -21,12 +23,25 @@ from collections import Counter
 from pathlib import Path
 
 from lab.config import MeasureConfig
+from lab.harness import target
 from lab.harness.evaluate import evaluate_batch
 from lab.harness.extract import code_blocks, source_or_none
 from lab.harness.machine import openblas_gflops
 from lab.harness.problems import load_problem
 from lab.policy.sample import load_policy, sample_records
 from lab.techniques import TECHNIQUES, detect
+
+#: The intrinsics' prefixes of each tier's vector registers (the micro-kernel's accumulators).
+_TIER_VECTORS = {"avx512": "_mm512_", "avx2": "_mm256_", "sse4": "_mm_", "neon": "vld1q_"}
+
+
+def microkernel_attempt(completion: str, tier: str | None = None) -> bool:
+    """Whether a DGEMM completion attempts the fast family at `tier` (None: the current one):
+    packing and register blocking in its text (lab.techniques.detect reads the code, compiling or
+    not) with that tier's vector intrinsics."""
+    code = "\n".join(code_blocks(completion)) or completion
+    found = detect(code)
+    return {"packing", "register_blocking"} <= found and _TIER_VECTORS[tier or target.current()] in code
 
 
 def seed_report(model_dir: str, num: int = 128, seed: int = 0, threads: int = 1) -> dict:
@@ -58,6 +73,7 @@ def seed_report(model_dir: str, num: int = 128, seed: int = 0, threads: int = 1)
     )
     held_results = evaluate_batch([r["completion"] for r in held], "dgemm", config, progress=True)
     held_ok = sorted(r.gflops for r in held_results if r.status == "ok")
+    attempts = [res for rec, res in zip(held, held_results) if microkernel_attempt(rec["completion"])]
 
     corpus_path = Path(model_dir) / "corpus.jsonl"
     corpus_code = set()
@@ -98,7 +114,16 @@ def seed_report(model_dir: str, num: int = 128, seed: int = 0, threads: int = 1)
             "ok_rate": len(held_ok) / num,
             "median_gflops_ok": statistics.median(held_ok) if held_ok else None,
             "best_gflops_ok": held_ok[-1] if held_ok else None,
+            "microkernel": {
+                "attempts": len(attempts),
+                "attempt_share": len(attempts) / num,
+                "ok": sum(r.status == "ok" for r in attempts),
+                "ok_share_of_attempts": (sum(r.status == "ok" for r in attempts) / len(attempts)) if attempts else None,
+                "status_counts": dict(Counter(r.status for r in attempts)),
+                "best_gflops_ok": max((r.gflops for r in attempts if r.status == "ok"), default=None),
+            },
         },
+        "target": target.current(),
         "openmp_share": share_omp,
         "verbatim_share": verbatim,
         "sample_64_s": round(speed_s, 2),
@@ -106,6 +131,8 @@ def seed_report(model_dir: str, num: int = 128, seed: int = 0, threads: int = 1)
         "targets": {
             "ok_rate": "0.4..0.8",
             "held_out.ok_rate": ">= 0.3",
+            "held_out.microkernel.attempt_share": ">= 0.05",
+            "held_out.microkernel.ok_share_of_attempts": ">= 0.2",
             "distinct_technique_sets_ok": ">= 5",
             "best_over_median": ">= 5",
             "verbatim_share": "< 0.5",

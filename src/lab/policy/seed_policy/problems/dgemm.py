@@ -379,7 +379,7 @@ OPTIONS: list[tuple[str, dict]] = (
     + [("blocked", {})] * 2
     + [("transposed", {})] * 2
     + [("intrinsics", {})] * 2
-    + [("microkernel", {})] * 2
+    + [("microkernel", {})] * 3
 )
 
 
