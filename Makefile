@@ -38,12 +38,12 @@ EXECUTED := runs/notebooks
 # after setup, with `lab status --results-dir`, and run again with RESULTS set; RESULTS=... on the
 # command line names a folder.
 RESULTS ?= results
-HERE := calibrate autotune seed-report score-examples detector-report bench-harness bench-window bench-cluster test-time fresh
+HERE := calibrate autotune seed-report score-examples detector-report bench-harness bench-window bench-cluster test-time seed-numerics fresh
 EXAMPLE_FILES = $(foreach m,serial_t1 openmp_t1 openmp_t2,$(RESULTS)/examples/dgemm_$(m).json)
 RESULT_FILES = $(RESULTS)/machine.json $(EXAMPLE_FILES) $(RESULTS)/autotune.json $(RESULTS)/seed_policy.json
 
 .PHONY: setup test test-fast lint reproduce reproduce-here smoke experiments suite fresh fresh-suite ablation fresh-ablation long fresh-long sqd-study sqd-study-suite sqd-long detector-report figures lab calibrate score-examples \
-	bench-harness bench-window bench-cluster test-time seed-model seed-report autotune compare clean
+	bench-harness bench-window bench-cluster test-time seed-numerics seed-model seed-report autotune compare clean
 
 setup: $(STAMP)
 
@@ -232,6 +232,11 @@ bench-cluster: $(STAMP)
 # How long `make test` takes here (test_time.json): the figure the README quotes.
 test-time: $(STAMP)
 	$(BIN)/python -m lab.bench.test_time --out $(RESULTS)/test_time.json
+
+# Which numerics give the seed policy the same weights without AVX-512, and what each costs:
+# the smoke policy built 8 times (seed_numerics.json; about 20 minutes).
+seed-numerics: $(STAMP)
+	$(BIN)/python -m lab.bench.seed_numerics --out $(RESULTS)/seed_numerics.json
 endif
 
 $(RESULTS)/seed_policy.json: | $(SEED_MODEL)/config.json

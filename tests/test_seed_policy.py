@@ -366,3 +366,20 @@ def test_lab_sample_errors_are_one_line(args, message, tmp_path):
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0]
+
+
+def test_the_build_pins_numerics_unless_told_otherwise(monkeypatch):
+    """The numerics that make one seed give one set of weights on every AVX2 machine are set
+    before PyTorch loads; a variable the user set wins, and `as-given` leaves them all alone."""
+    from lab.policy.seed_policy.pretrain import DETERMINISTIC_ENV, NUMERICS_ENV, pin_numerics
+
+    for key in DETERMINISTIC_ENV:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("MKL_CBWR", "COMPATIBLE,STRICT")
+    pin_numerics()
+    assert os.environ["ATEN_CPU_CAPABILITY"] == "avx2" and os.environ["MKL_CBWR"] == "COMPATIBLE,STRICT"
+    for key in DETERMINISTIC_ENV:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv(NUMERICS_ENV, "as-given")
+    pin_numerics()
+    assert not any(key in os.environ for key in DETERMINISTIC_ENV)

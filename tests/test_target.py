@@ -182,3 +182,13 @@ def test_the_c_harness_compiles_for_aarch64(role, tmp_path):
     for program in ("peak.c", "bandwidth.c"):
         cmd = [CROSS, "-O2", "-fopenmp", "-Werror", str(harness / program), "-o", str(tmp_path / "p")]
         subprocess.run(cmd, check=True, capture_output=True, text=True)
+
+
+@needs_above_avx2
+def test_openblas_runs_the_forced_tiers_kernels(at):
+    """The yardstick is of the kernels' tier: OpenBLAS told the tier's core type, in a process of its
+    own (it reads the variable as it loads); a build that ignored it would raise, not mislead."""
+    from lab.harness.machine import openblas_gflops
+
+    at("avx2")
+    assert openblas_gflops("dgemm", 64, 1) > 0

@@ -548,12 +548,15 @@ def evaluate_batch(
 ) -> list[EvalResult]:
     """Score many completions in parallel, one CPU slot per job; results keep the input order.
 
-    Never raises because of a completion: each gets a result, `harness_error` included.
-    `cache=False` measures every completion afresh. `compute` says where: this machine's core
+    Never raises because of a completion: each gets a result, `harness_error` included; raises
+    lab.harness.target.UnsupportedMachine where this machine's tier cannot be measured (aarch64,
+    for now). `cache=False` measures every completion afresh. `compute` says where: this machine's core
     slots (joblib's process pool, `n_jobs` at most; the pool's processes write the cache), or
     the workers of a Dask scheduler (lab.harness.cluster), each measuring on its own host; the
     cache is then written by this process only, from the results it received.
     """
+    if target.tier().arch != "x86_64":  # the object checks read x86 instructions only
+        raise target.UnsupportedMachine(f"measuring at tier {target.current()} is not supported yet (x86-64 only)")
     config = config or MeasureConfig()
     build = build or BuildConfig()
     compute = compute or ComputeConfig()

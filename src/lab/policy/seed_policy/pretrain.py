@@ -153,18 +153,24 @@ def encode(tokenizer, prompt: str, completion: str) -> dict[str, list[int]]:
 
 
 #: What makes PyTorch's CPU kernels take the same code paths on every x86-64 machine with AVX2,
-#: AMD and Intel alike, so that one seed gives the same weights everywhere (docs/seed_policy.md
-#: has the measurements): ATen's AVX2 kernels, MKL's conditional-reproducibility mode on its SSE2
-#: branch (the only one MKL keeps on non-Intel CPUs; AVX2 falls back to each CPU's own there),
-#: oneDNN capped at AVX2, and a fixed number of threads (reductions are split by thread). The
-#: libraries read them as they load: `pin_numerics()` must run before PyTorch is imported, as
-#: `lab seed-model` does; the record says which capability the build ran with.
-DETERMINISTIC_ENV = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE,STRICT", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+#: so that one seed gives the same weights there (docs/seed_policy.md has the measurements):
+#: ATen's AVX2 kernels, MKL's conditional-reproducibility mode on its AVX2 branch, oneDNN capped
+#: at AVX2, and a fixed number of threads (reductions are split by thread). MKL keeps the AVX2
+#: branch on Intel CPUs only (elsewhere it takes its own choice); its COMPATIBLE branch holds on
+#: every CPU but makes the build 3-4 times slower, so a user who needs it sets
+#: MKL_CBWR=COMPATIBLE,STRICT (a variable already set is left as it is). The libraries read these
+#: as they load: `pin_numerics()` runs before PyTorch is imported, as `lab seed-model` does; the
+#: record says which capability the build ran with.
+DETERMINISTIC_ENV = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2,STRICT", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 BUILD_THREADS = 2
+#: NUMERICS_ENV=as-given leaves the numerics as the environment has them (lab.bench.seed_numerics).
+NUMERICS_ENV = "LAB_SEED_NUMERICS"
 
 
 def pin_numerics() -> None:
     """Set DETERMINISTIC_ENV for this process and its children, where not set already."""
+    if os.environ.get(NUMERICS_ENV) == "as-given":
+        return
     for key, value in DETERMINISTIC_ENV.items():
         os.environ.setdefault(key, value)
 
