@@ -88,30 +88,30 @@ def _prefix_sum(spec: KernelSpec, w: CWriter, helpers: list[str]) -> None:
         w.close()
         w.close()
         return
-    if spec.family == "intrinsics" and spec.simd == "avx2":
-        helpers.append(_SCAN4)
-        w.line("__m256i carry = _mm256_setzero_si256();")
-        w.line(f"{s.index} {i} = 0;")
-        w.open(f"for (; {i} + 3 < n; {i} += 4)")
-        w.line(f"__m256i vs = _mm256_add_epi64(scan4(_mm256_loadu_si256((const __m256i *)(x + {i}))), carry);")
-        w.line(f"_mm256_storeu_si256((__m256i *)(y + {i}), vs);")
-        w.line("carry = _mm256_permute4x64_epi64(vs, 0xFF);")
-        w.close()
-        w.line(f"int64_t {acc} = {i} ? y[{i} - 1] : 0;")
-        if spec.defect != "no_tail":
-            w.open(f"for (; {i} < {hi}; {i}++)")
-            w.line(step(i))
-            w.close()
-        return
     if spec.family == "intrinsics":
-        helpers.append(_SCAN8)
-        w.line("const __m512i last = _mm512_set1_epi64(7);")
-        w.line("__m512i carry = _mm512_setzero_si512();")
+        if spec.simd == "avx2":  # 4 lanes: the carry is lane 3, broadcast by a permute
+            helpers.append(_SCAN4)
+            lanes, head = 4, ["__m256i carry = _mm256_setzero_si256();"]
+            body = [
+                f"__m256i vs = _mm256_add_epi64(scan4(_mm256_loadu_si256((const __m256i *)(x + {i}))), carry);",
+                f"_mm256_storeu_si256((__m256i *)(y + {i}), vs);",
+                "carry = _mm256_permute4x64_epi64(vs, 0xFF);",
+            ]
+        else:
+            helpers.append(_SCAN8)
+            lanes = 8
+            head = ["const __m512i last = _mm512_set1_epi64(7);", "__m512i carry = _mm512_setzero_si512();"]
+            body = [
+                f"__m512i vs = _mm512_add_epi64(scan8(_mm512_loadu_si512(x + {i})), carry);",
+                f"_mm512_storeu_si512(y + {i}, vs);",
+                "carry = _mm512_permutexvar_epi64(last, vs);",
+            ]
+        for line in head:
+            w.line(line)
         w.line(f"{s.index} {i} = 0;")
-        w.open(f"for (; {i} + 7 < n; {i} += 8)")
-        w.line(f"__m512i vs = _mm512_add_epi64(scan8(_mm512_loadu_si512(x + {i})), carry);")
-        w.line(f"_mm512_storeu_si512(y + {i}, vs);")
-        w.line("carry = _mm512_permutexvar_epi64(last, vs);")
+        w.open(f"for (; {i} + {lanes - 1} < n; {i} += {lanes})")
+        for line in body:
+            w.line(line)
         w.close()
         w.line(f"int64_t {acc} = {i} ? y[{i} - 1] : 0;")
         if spec.defect != "no_tail":
