@@ -407,10 +407,12 @@ def draw(rng: random.Random, optimize: bool, mode: str | None) -> KernelSpec:
             kw["tile"] = (0, rng.choice([64, 128, 256]), 0)
     if family == "microkernel":
         kw["simd"] = rng.choice(["avx512", "avx512", "avx2"])
-        kw["regblock"] = _regblock(kw["simd"], rng)
-        # Always a KC block: a model that mixes a variant without one into one with one writes
-        # `KC` undeclared (7 of 14 failed attempts of a policy trained with both).
-        kw["kc"] = rng.choice([128, 256, 256, 384])
+        kw["regblock"] = (
+            rng.choice([(4, 16), (6, 16), (8, 16), (8, 8)])
+            if kw["simd"] == "avx512"
+            else rng.choice([(4, 8), (6, 8), (4, 4)])
+        )
+        kw["kc"] = rng.choice([None, 128, 256, 384]) if rng.random() < 0.7 else None
         if mode != "serial" and rng.random() < 0.6:
             kw["omp"] = "static"
     if kw.get("unroll", 1) > 1 and kw.get("simd") == "pragma":  # omp simd needs a canonical loop
@@ -469,23 +471,11 @@ def techniques(spec: KernelSpec) -> frozenset[str]:
     return frozenset(out)
 
 
-#: The micro-kernel's register blocks per vector width: the canonical one (the autotuner's best
-#: AVX-512 block, and AVX2's 6x8 in 12 of its 16 registers) in most draws, so a small model
-#: writes one block whole rather than the rows of one and the declarations of another.
-_REGBLOCKS = {"avx512": ((8, 8), [(4, 16), (6, 16), (8, 16)]), "avx2": ((6, 8), [(4, 8), (4, 4)])}
-_CANONICAL_BLOCK_RATE = 0.75
-
-
-def _regblock(simd: str, rng: random.Random) -> tuple[int, int]:
-    canonical, others = _REGBLOCKS[simd]
-    return canonical if rng.random() < _CANONICAL_BLOCK_RATE else rng.choice(others)
-
-
 def avx2(spec: KernelSpec, rng: random.Random) -> KernelSpec:
     """An AVX-512 spec written with AVX2: a micro-kernel's register block shrinks to fit AVX2's
     sixteen 4-wide registers (the blocks `draw` gives AVX2)."""
     if spec.family == "microkernel":
-        return replace(spec, simd="avx2", regblock=_regblock("avx2", rng))
+        return replace(spec, simd="avx2", regblock=rng.choice([(4, 8), (6, 8), (4, 4)]))
     return replace(spec, simd="avx2")
 
 
