@@ -371,6 +371,10 @@ def render(spec: KernelSpec) -> str:
 
 # ---------------------------------------------------------------- sampling
 
+#: The micro-kernel's register blocks (rows x columns of C held in registers) `draw` chooses from,
+#: per vector width: AVX2's fit its sixteen 4-wide registers.
+REGBLOCKS = {"avx512": [(4, 16), (6, 16), (8, 16), (8, 8)], "avx2": [(4, 8), (6, 8), (4, 4)]}
+
 # (family, fixed parameters) choices, weighted by repetition like a base model's habits.
 OPTIONS: list[tuple[str, dict]] = (
     [("naive", {"order": "ijk"})] * 5
@@ -407,11 +411,7 @@ def draw(rng: random.Random, optimize: bool, mode: str | None) -> KernelSpec:
             kw["tile"] = (0, rng.choice([64, 128, 256]), 0)
     if family == "microkernel":
         kw["simd"] = rng.choice(["avx512", "avx512", "avx2"])
-        kw["regblock"] = (
-            rng.choice([(4, 16), (6, 16), (8, 16), (8, 8)])
-            if kw["simd"] == "avx512"
-            else rng.choice([(4, 8), (6, 8), (4, 4)])
-        )
+        kw["regblock"] = rng.choice(REGBLOCKS[kw["simd"]])
         kw["kc"] = rng.choice([None, 128, 256, 384]) if rng.random() < 0.7 else None
         if mode != "serial" and rng.random() < 0.6:
             kw["omp"] = "static"
@@ -475,7 +475,7 @@ def avx2(spec: KernelSpec, rng: random.Random) -> KernelSpec:
     """An AVX-512 spec written with AVX2: a micro-kernel's register block shrinks to fit AVX2's
     sixteen 4-wide registers (the blocks `draw` gives AVX2)."""
     if spec.family == "microkernel":
-        return replace(spec, simd="avx2", regblock=rng.choice([(4, 8), (6, 8), (4, 4)]))
+        return replace(spec, simd="avx2", regblock=rng.choice(REGBLOCKS["avx2"]))
     return replace(spec, simd="avx2")
 
 
