@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -310,3 +311,36 @@ def test_techniques_is_below_the_policy_layer():
     code = "import sys, lab.techniques; print(sorted(m for m in sys.modules if m.startswith('lab.policy')))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"
+
+
+def test_the_detector_takes_any_text_a_policy_may_stop_at():
+    """A completion can stop anywhere (mid-header, mid-identifier); detecting its techniques
+    must never raise: a crash here once stopped a training run on one sample."""
+    root = Path(__file__).resolve().parents[1] / "harness"
+    sources = [p.read_text() for p in sorted(root.glob("*/examples/*.c"))] + [NAIVE_LONG, IKJ]
+    # Cut just after each loop keyword and header (where a cut-off text confuses a parser most),
+    # and at a stride through the rest.
+    ends = {
+        source: {m.start() + d for m in re.finditer(r"\bfor\b", source) for d in (3, 5, 9, 20)}
+        | set(range(0, len(source), 211))
+        for source in sources
+    }
+    cut_offs = {source[:end] for source, at in ends.items() for end in at}
+    odd = [
+        "for (int i = 0; i < n; i++) forward",
+        "for (int i = 0; i < n; i++)\n  for",
+        "for (int i = 0; i < n; i++) for (int j = 0; j < n; j++",
+        "for (;;) { for (i = 0; i < 4; i++) { x[i] += 1;",
+        "for (int i = 0; i < (n; i++) format_t x;",
+    ]
+    for text in sorted(cut_offs) + odd:
+        detect(text, "dgemm")
+        detect(text)
+
+
+def test_an_unbraced_nested_loop_is_the_outer_loops_body():
+    from lab.techniques import _body, _loops
+
+    code = "for (i = 0; i < n; i++)\n  for (k = 0; k < n; k++)\n    for (j = 0; j < n; j++) c[j] += a * b[j];\nx = 1;"
+    outer = _loops(code)[0][0]
+    assert _body(code, outer).strip() == code[code.index("for (k") : code.index("x = 1")].strip()

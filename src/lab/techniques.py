@@ -129,35 +129,50 @@ def _is_tile_step(step: str | None) -> bool:
     return bool(_TILE_NAME.match(step))
 
 
-def _body(code: str, pos: int) -> str:
-    """The statement or block that follows the for-header starting at `pos`."""
-    i = code.index(")", code.index("(", pos))
+_NESTED_FOR = re.compile(r"for\s*\(")
+
+
+def _body_end(code: str, pos: int) -> int:
+    """Where the statement or block after the for-header at `pos` ends: the index just past it,
+    or len(code) when the text is cut off (a policy's completion may stop anywhere, so this
+    never raises)."""
+    j = code.find("(", pos)
+    if j < 0:
+        return len(code)
+    close = _matching(code, j, "(", ")")
+    if close is None:
+        return len(code)
+    k = close + 1
+    while k < len(code) and code[k].isspace():
+        k += 1
+    if _NESTED_FOR.match(code, k):
+        return _body_end(code, k)
+    if code.startswith("{", k):
+        block = _matching(code, k, "{", "}")
+        return len(code) if block is None else block + 1
+    semicolon = code.find(";", k)
+    return len(code) if semicolon < 0 else semicolon + 1
+
+
+def _matching(code: str, at: int, opening: str, closing: str) -> int | None:
+    """The index of the bracket that closes the one at `at`; None when it is never closed."""
     depth = 0
-    j = code.index("(", pos)
-    while j < len(code):  # the header's closing parenthesis
-        if code[j] == "(":
-            depth += 1
-        elif code[j] == ")":
-            depth -= 1
-            if depth == 0:
-                i = j
-                break
-        j += 1
-    rest = code[i + 1 :]
-    stripped = rest.lstrip()
-    if not stripped.startswith("{"):
-        if stripped.startswith("for"):
-            inner = _body(rest, rest.index("for"))
-            return rest[: rest.index("for")] + rest[rest.index("for") :].split(inner, 1)[0] + inner
-        return rest.split(";", 1)[0] + ";"
-    start = rest.index("{")
-    depth = 0
-    for k in range(start, len(rest)):
-        depth += rest[k] == "{"
-        depth -= rest[k] == "}"
+    for k in range(at, len(code)):
+        depth += code[k] == opening
+        depth -= code[k] == closing
         if depth == 0:
-            return rest[start : k + 1]
-    return rest[start:]
+            return k
+    return None
+
+
+def _body(code: str, pos: int) -> str:
+    """The statement or block that follows the for-header starting at `pos` (nested
+    unbraced for-headers included)."""
+    j = code.find("(", pos)
+    close = None if j < 0 else _matching(code, j, "(", ")")
+    if close is None:
+        return ""
+    return code[close + 1 : _body_end(code, pos)]
 
 
 def _innermost_loops(code: str) -> list[tuple[str, str]]:
