@@ -13,6 +13,7 @@ import pytest
 from lab import provenance
 from lab.config import ExperimentConfig, load_config, non_default_settings
 from lab.files import write_json
+from lab.harness import target
 from lab.harness.machine import machine_class
 from lab.pipeline import reuse
 from lab.pipeline.runner import is_complete
@@ -259,6 +260,12 @@ def test_lab_status_lists_every_result_with_its_state(tmp_path, capsys):
     _finished(here)
     _finished(ExperimentConfig(name="old", results_dir=str(results)), measurement="0" * 16, git_commit="f" * 40)
     _finished(ExperimentConfig(name="theirs", results_dir=str(results)), machine_class="zen3-box")
+    _finished(
+        ExperimentConfig(name="forced", results_dir=str(results)),
+        machine_class="zen4-box-avx2",
+        target=None,
+        machine={},
+    )
     write_json(results / "autotune.json", {"machine": {"fingerprint": machine_class()}, "best": 1.0})
     write_json(results / "figures.json", {"no": "machine"})  # not a measured result: not listed
     assert main(["status", "--results", str(results), "--json"]) == 0
@@ -267,15 +274,19 @@ def test_lab_status_lists_every_result_with_its_state(tmp_path, capsys):
         "mine": "current",
         "old": "older_code",
         "theirs": "other_machine",
+        "forced": "other_machine",
         "autotune.json": "older_code",  # written before reports recorded their provenance
     }
     for row in rows.values():
-        assert {"code", "commit", "machine", "seed_policy", "state"} <= set(row)
+        assert {"code", "commit", "machine", "target", "seed_policy", "state"} <= set(row)
+    # The tier: recorded with the result, or named by a forced class; unknown for older files.
+    assert rows["mine"]["target"] == target.current() and rows["forced"]["target"] == "avx2"
+    assert rows["autotune.json"]["target"] is None
     assert rows["old"]["commit"] == "f" * 40
     assert main(["status", "--results", str(results), "--stale", str(results / "autotune.json")]) == 0
     assert capsys.readouterr().out.split() == [str(results / "autotune.json")]
     assert main(["status", "--results", str(results)]) == 0
-    assert "1 current, 2 older_code, 1 other_machine" in capsys.readouterr().out
+    assert "1 current, 2 older_code, 2 other_machine" in capsys.readouterr().out
 
 
 def test_every_committed_result_has_a_state():

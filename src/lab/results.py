@@ -25,6 +25,7 @@ from pathlib import Path
 
 from lab.config import ConfigError, LabConfig, load_config
 from lab.files import read_json, read_jsonl
+from lab.harness import target
 from lab.harness.machine import machine_class
 from lab.harness.problems import BadProblem, UnknownProblem, load_problem
 from lab.provenance import git_facts, measurement_version, policy_sha256
@@ -43,6 +44,7 @@ RUN_FACTS = frozenset(
         "dirty",
         "machine",
         "machine_class",
+        "target",  # part of the machine class, which reuse compares
         "policy_sha256",
         "packages",
         "date",
@@ -67,6 +69,7 @@ def report_provenance(model: str | None = None) -> dict:
         "git_commit": git["commit"],
         "dirty": git["dirty"],
         "machine_class": machine_class(),
+        "target": target.current(),
         "policy_sha256": policy_sha256(model) if model else None,
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "packages": _versions(),  # recorded, not compared: a result says what it ran under
@@ -100,6 +103,19 @@ def recorded_class(record: dict) -> str | None:
         or machine.get("fingerprint")
         or record.get("fingerprint")
     )
+
+
+def recorded_target(record: dict) -> str | None:
+    """The ISA tier (lab.harness.target) a result file names: its own `target` or its provenance's
+    or machine summary's, else the tier a forced class names (`<fingerprint>-<tier>`); None for a
+    file written before tiers were recorded."""
+    provenance = record.get("provenance") if isinstance(record.get("provenance"), dict) else {}
+    machine = record.get("machine") if isinstance(record.get("machine"), dict) else {}
+    named = record.get("target") or provenance.get("target") or machine.get("target")
+    if named:
+        return named
+    suffix = (recorded_class(record) or "").rpartition("-")[2]
+    return suffix if suffix in target.TIERS else None
 
 
 def results_owner(results_dir: str | Path) -> str | None:

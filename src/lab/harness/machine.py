@@ -46,12 +46,8 @@ def cpu_model() -> str:
 
 
 def simd_flags() -> list[str]:
-    try:
-        text = open("/proc/cpuinfo").read()
-    except OSError:
-        return []
-    flags = set(next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), []))
-    return sorted(f for f in flags if f.startswith(("avx", "fma", "sse4")))
+    """The CPU's vector extensions (part of the fingerprint)."""
+    return sorted(f for f in target.cpu_flags() if f.startswith(("avx", "fma", "sse4")))
 
 
 @cache
@@ -112,7 +108,7 @@ def openblas_gflops(problem_name: str, n: int, threads: int) -> float:
 def _openblas_at_tier(problem_name: str, n: int, threads: int) -> float:
     coretype = target.tier().openblas_coretype
     code = (
-        "import sys; from threadpoolctl import threadpool_info; from lab.harness.machine import _openblas_here; "
+        "from threadpoolctl import threadpool_info; from lab.harness.machine import _openblas_here; "
         "arch = {i.get('architecture', '') for i in threadpool_info() if i.get('internal_api') == 'openblas'}; "
         f"print(_openblas_here({problem_name!r}, {n}, {threads}), ','.join(sorted(arch)))"
     )

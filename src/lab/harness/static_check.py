@@ -650,7 +650,8 @@ def check_preprocessed(
     return (
         _pragma_lines_violation(own, openmp)
         # Attributes' target strings (gcc -E has removed the comments and kept the strings,
-        # which strip_comments blanks); pragmas' are checked above.
+        # which strip_comments blanks). Pragma lines match too: pragma_violation checks them as
+        # well, for its callers that see a pragma alone.
         or _target_above_tier(own)
         or _identifier_violation(strip_comments(own), problem, openmp)
     )

@@ -92,7 +92,8 @@ class UnsupportedMachine(RuntimeError):
     """No tier the lab supports, or a LAB_TARGET this machine cannot work at: one line to show."""
 
 
-def _cpu_flags() -> set[str]:
+def cpu_flags() -> set[str]:
+    """The CPU's feature flags as /proc/cpuinfo lists them (empty where it cannot be read)."""
     try:
         text = open("/proc/cpuinfo").read()
     except OSError:
@@ -105,7 +106,7 @@ def _cpu_flags() -> set[str]:
 @cache
 def native() -> str:
     """This machine's own tier; UnsupportedMachine where it has none the lab supports."""
-    arch, flags = platform.machine(), _cpu_flags()
+    arch, flags = platform.machine(), cpu_flags()
     if arch in ("x86_64", "AMD64"):
         if {"avx512f", "avx512dq", "avx512bw", "avx512vl"} <= flags:
             return "avx512"
@@ -124,8 +125,12 @@ def current() -> str:
     """The tier this process works at: LAB_TARGET's, else the native one. Raises
     UnsupportedMachine (one line) for an unknown tier, one of another architecture, or one above
     this machine's own."""
+    return _workable(os.environ.get(ENV, "").strip())
+
+
+def _workable(wanted: str) -> str:
+    """`wanted` (empty: the native tier) when this machine can work at it; else UnsupportedMachine."""
     own = native()
-    wanted = os.environ.get(ENV, "").strip()
     if not wanted or wanted == own:
         return own
     tier = TIERS.get(wanted)
@@ -145,20 +150,12 @@ def forced() -> bool:
 
 def use(name: str | None) -> None:
     """Work at tier `name` from now on, in this process and the ones it starts (None or the
-    native tier: the machine's own). Checked as `current` checks LAB_TARGET."""
-    if name is None or name == native():
+    native tier: the machine's own). Checked as `current` checks LAB_TARGET, before anything
+    changes."""
+    if name is None or _workable(name) == native():
         os.environ.pop(ENV, None)
     else:
-        before = os.environ.get(ENV)
         os.environ[ENV] = name
-        try:
-            current()
-        except UnsupportedMachine:
-            if before is None:
-                os.environ.pop(ENV, None)
-            else:
-                os.environ[ENV] = before
-            raise
 
 
 def tier() -> Tier:

@@ -27,7 +27,7 @@ from lab.config import ExperimentConfig, non_default_settings
 from lab.harness.machine import machine_class, machine_summary
 from lab.harness.sandbox import isolation_level
 from lab.provenance import measurement_version, policy_sha256
-from lab.results import RUN_FACTS, recorded_class, report_provenance
+from lab.results import RUN_FACTS, recorded_class, recorded_target, report_provenance
 
 STATES = ("current", "older_code", "other_machine")
 
@@ -70,7 +70,7 @@ def judge(
 ) -> dict:
     """The state of a result whose config.json is `saved`, for this checkout and machine (or
     `machine`), and against `cfg` when given: {"state", "reason", "code", "commit", "machine",
-    "seed_policy"}; state is one of STATES, and "config_changes" lists the settings in which it
+    "target", "seed_policy"}; state is one of STATES, and "config_changes" lists the settings in which it
     differs from `cfg` (a result of another config is never reused, whatever its state). The
     policy compared is `cfg.model`, or `policy` (a report's model) without a config."""
     summary = saved.get("machine") if isinstance(saved.get("machine"), dict) else {}
@@ -80,6 +80,7 @@ def judge(
         "commit": saved.get("git_commit"),
         "dirty": saved.get("dirty"),
         "machine": recorded_machine,
+        "target": recorded_target(saved),
         "seed_policy": saved.get("policy_sha256"),
         "date": saved.get("date") or summary.get("date"),
     }

@@ -23,7 +23,7 @@ from lab.config import ConfigError, ExperimentConfig, load_config
 from lab.files import read_json
 from lab.harness.machine import machine_class
 from lab.pipeline.reuse import judge
-from lab.results import MACHINES, is_finished, recorded_class
+from lab.results import MACHINES, is_finished, recorded_class, recorded_target
 
 #: The columns `lab status` prints, in order.
 COLUMNS = ("state", "path", "commit", "machine", "reason")
@@ -63,6 +63,7 @@ def _report_facts(data: dict) -> dict | None:
         "git_commit": facts.get("git_commit") or data.get("git_commit"),
         "dirty": facts.get("dirty"),
         "machine_class": machine,
+        "target": recorded_target(data),
         "policy_sha256": facts.get("policy_sha256"),
         "date": facts.get("date") or data.get("date") or summary.get("date"),
     }
