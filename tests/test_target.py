@@ -192,3 +192,36 @@ def test_openblas_runs_the_forced_tiers_kernels(at):
 
     at("avx2")
     assert openblas_gflops("dgemm", 64, 1) > 0
+
+
+QEMU = "qemu-aarch64"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    any(__import__("shutil").which(t) is None for t in (CROSS, QEMU)), reason=f"needs {CROSS} and {QEMU}"
+)
+def test_kernels_are_checked_on_aarch64_under_emulation():
+    """Every problem's naive kernel passes the driver's checks and the parent's checksum check
+    on aarch64 under qemu-user (unsandboxed, correctness only); a wrong kernel does not, and
+    AVX-512 intrinsics do not build there."""
+    from lab.harness.emulated import check_emulated
+
+    harness = Path(paths.harness_dir())
+    for naive in sorted(harness.glob("*/examples/naive.c")):
+        verdict = check_emulated(naive.read_text(), naive.parent.parent.name, "aarch64")
+        assert verdict.status == "ok", (naive, verdict)
+    wrong = (harness / "dot" / "examples" / "naive.c").read_text().replace("return", "return 1.0 +", 1)
+    assert check_emulated(wrong, "dot", "aarch64").status == "wrong_result"
+    avx512 = (harness / "dgemm" / "examples" / "packed_avx512_omp.c").read_text()
+    assert check_emulated(avx512, "dgemm", "aarch64", mode="openmp").status == "compile_error"
+
+
+def test_emulation_names_what_is_missing(monkeypatch):
+    from lab.harness import emulated
+
+    monkeypatch.setattr(emulated.shutil, "which", lambda tool: None)
+    with pytest.raises(emulated.EmulationUnavailable, match="needs aarch64-linux-gnu-gcc, qemu-aarch64"):
+        emulated.check_emulated("", "dgemm", "aarch64")
+    with pytest.raises(ValueError, match="no emulated checks for 'riscv64'"):
+        emulated.missing_tools("riscv64")

@@ -2,7 +2,7 @@
 
     lab run --config configs/default.yaml [--experiment grpo] [--set train.steps=10 ...] [--dry-run] [--notebooks DIR]
     lab status [--json]
-    lab score PATH --problem dgemm [--mode serial|openmp] [--n N] [--threads T] [--json]
+    lab score PATH --problem dgemm [--mode serial|openmp] [--n N] [--threads T] [--json] [--emulate aarch64]
     lab score-batch IN.jsonl --out OUT.jsonl [--problem dgemm] [--mode M] [--threads T] [--jobs J]
     lab score-examples [--out results/examples]
     lab problems [--json]
@@ -182,9 +182,27 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_score(args: argparse.Namespace) -> int:
     text = _read(args.path)
+    if args.emulate:
+        return _score_emulated(text, args)
     scorer = _scorer(args, _problem(args.problem))
     result = _scored(scorer.results([text]), scorer)[0]
     print(json.dumps(result) if args.json else _summary(result))
+    return 0
+
+
+def _score_emulated(text: str, args: argparse.Namespace) -> int:
+    from lab.harness.emulated import EmulationUnavailable, check_emulated
+    from lab.harness.extract import source_or_none
+
+    source = source_or_none(text, load_problem(_problem(args.problem)).signature) or text
+    try:
+        verdict = check_emulated(source, args.problem, args.emulate, args.mode or "serial")
+    except EmulationUnavailable as err:
+        raise UsageError(str(err)) from None
+    if args.json:
+        print(json.dumps(verdict.__dict__))
+    else:
+        print(f"{verdict.status} on {verdict.arch} under emulation (unsandboxed; correctness only): {verdict.detail}")
     return 0
 
 
@@ -501,6 +519,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("score", "score one completion or C file", cmd_score)
     p.add_argument("path")
     measurement(p)
+    p.add_argument(
+        "--emulate",
+        choices=["aarch64"],
+        help="instead: check correctness on this architecture under qemu-user, without the sandbox "
+        "(your own code only; no speed)",
+    )
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
     p = command("score-batch", "score a JSONL file of {id, completion, problem?} records", cmd_score_batch)

@@ -147,8 +147,9 @@ class _HostFault(Exception):
         self.result = result
 
 
-def _cross_check(report: dict[str, str], problem: Problem, config: MeasureConfig, run: sandbox.RunOutcome) -> str:
-    """The parent's own checks of an 'ok' report; returns a reason, or '' if it holds."""
+def cross_check(report: dict[str, str], problem: Problem, config: MeasureConfig, wall_s: float) -> str:
+    """The parent's own checks of an 'ok' report of a run that took `wall_s`; returns a reason,
+    or '' if it holds."""
     try:
         n = int(report["n"])
         time_s, gflops = float(report["time_s"]), float(report["gflops"])
@@ -172,7 +173,7 @@ def _cross_check(report: dict[str, str], problem: Problem, config: MeasureConfig
         return "reported GFLOPS do not match the reported time"
     # The driver times until both minimums are met (or its call cap); the timed calls fit inside the run.
     enough = total >= config.min_time_s or reps >= DRIVER_MAX_REPS
-    if reps < config.min_reps or not enough or not time_s <= total <= run.wall_s:
+    if reps < config.min_reps or not enough or not time_s <= total <= wall_s:
         return "reported timings are inconsistent with the run"
     for check_seed, size, got_sum, got_abs in checks:
         ref = problem.reference(check_seed, size)
@@ -220,7 +221,7 @@ def _verdict(
         return _fail(status, detail)
     if status != "ok":
         return _fail("runtime_error", f"unexpected report status {status!r}")
-    reason = _cross_check(report, problem, config, run)
+    reason = cross_check(report, problem, config, run.wall_s)
     if reason:
         return _fail("wrong_result", f"the parent's cross-check failed: {reason}")
     gflops = float(report["gflops"])
