@@ -332,6 +332,7 @@ def test_the_detector_takes_any_text_a_policy_may_stop_at():
         "for (int i = 0; i < n; i++) for (int j = 0; j < n; j++",
         "for (;;) { for (i = 0; i < 4; i++) { x[i] += 1;",
         "for (int i = 0; i < (n; i++) format_t x;",
+        "void f(int *x) { " + "for (;;) " * 1100 + "x[0] = 1; }",  # deeper than the recursion limit (1000)
     ]
     for text in sorted(cut_offs) + odd:
         detect(text, "dgemm")

@@ -135,18 +135,18 @@ _NESTED_FOR = re.compile(r"for\s*\(")
 def _body_end(code: str, pos: int) -> int:
     """Where the statement or block after the for-header at `pos` ends: the index just past it,
     or len(code) when the text is cut off (a policy's completion may stop anywhere, so this
-    never raises)."""
-    j = code.find("(", pos)
-    if j < 0:
-        return len(code)
-    close = _matching(code, j, "(", ")")
-    if close is None:
-        return len(code)
-    k = close + 1
-    while k < len(code) and code[k].isspace():
-        k += 1
-    if _NESTED_FOR.match(code, k):
-        return _body_end(code, k)
+    never raises; nested unbraced headers are followed in a loop, not by recursion)."""
+    while True:
+        j = code.find("(", pos)
+        close = None if j < 0 else _matching(code, j, "(", ")")
+        if close is None:
+            return len(code)
+        k = close + 1
+        while k < len(code) and code[k].isspace():
+            k += 1
+        if not _NESTED_FOR.match(code, k):
+            break
+        pos = k
     if code.startswith("{", k):
         block = _matching(code, k, "{", "}")
         return len(code) if block is None else block + 1
