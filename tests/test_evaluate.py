@@ -419,7 +419,9 @@ def test_object_facts_show_openmp_and_explicit_simd_whatever_the_text_says():
         "dead vector": (attacks / "sp_simd_deadvar.c").read_text(),
         "reordered": (attacks / "ev_reorder_outptr.c").read_text(),
     }
-    config = dataclasses.replace(TINY_MEASURE, mode="openmp", threads=2, verify_techniques=True)
+    # One thread: the object's facts do not depend on the count, and a two-thread baseline on a
+    # two-core machine beside the other test worker ran 3x below its calibration (suspicious).
+    config = dataclasses.replace(TINY_MEASURE, mode="openmp", threads=1, verify_techniques=True)
     results = dict(zip(kernels, evaluate_batch(list(kernels.values()), "dgemm", config, progress=False)))
     assert all(r.status == "ok" for r in results.values()), {k: r.detail for k, r in results.items()}
     assert {k: r.object_facts for k, r in results.items()} == {
