@@ -170,22 +170,3 @@ def test_restricted_evaluation_reaches_every_phrasing_with_few_prompts_per_seed(
     entry = SuiteEntry(problem="dgemv", mode="openmp")
     asked = {seed: {first for _, first, _ in _generation_calls(entry, seed, 2, True, 4)} for seed in (0, 1)}
     assert asked == {0: {0, 1}, 1: {2, 3}}  # each seed goes on where the previous one stopped
-
-
-def test_a_recombined_prompt_may_carry_a_stray_sentence_but_keeps_its_own_signature(monkeypatch):
-    """The corpus teaches that the signature says which function to write: about STRAY_RATE of
-    the recombined prompts hold one sentence of another problem, none another signature."""
-    import random
-
-    from lab.policy.seed_policy import wording
-
-    monkeypatch.setattr(wording, "DROP_RATE", 0.0)  # strays are then recognisable as whole units
-    monkeypatch.setattr(wording, "SWAP_RATE", 0.0)
-    own = set(wording._pool("dgemm", "serial", "avx2")[1])
-    others = {u for p in list_problems() if p != "dgemm" for u in wording._pool(p, "serial", "avx2")[1]} - own
-    rng = random.Random(4)
-    texts = [wording.recombined("dgemm", "serial", rng, "avx2") for _ in range(500)]
-    assert all(t.count("    void dgemm(int n, const double *A, const double *B, double *C);") == 1 for t in texts)
-    assert not any("    void " in t.replace("    void dgemm(", "") for t in texts)
-    stray = sum(any(u in t for u in others) for t in texts) / len(texts)
-    assert 0.5 * wording.STRAY_RATE < stray < 1.5 * wording.STRAY_RATE

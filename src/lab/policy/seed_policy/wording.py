@@ -13,11 +13,7 @@ held-out phrasings stay unseen:
   the problem's training phrasings (`MIN_UNITS` to `MAX_UNITS`), in random order, in one to three
   paragraphs, with a few words dropped (`DROP_RATE`) or swapped for words of other
   problems' phrasings (`SWAP_RATE`), and now and then a sentence that says nothing about
-  the task (`FILLERS`);
-- now and then (`STRAY_RATE`) one unit of another problem's phrasings is among them: the
-  signature, not the prose around it, says which function to write. Without them the policy
-  answered a third of one held-out DGEMM phrasing ("Write a C routine that multiplies square
-  matrices", bullets below) with another problem's function.
+  the task (`FILLERS`).
 
     >>> rng = random.Random(0)
     >>> text = recombined("dot", "serial", rng)
@@ -32,13 +28,12 @@ import re
 from functools import cache
 
 from lab.harness import target
-from lab.harness.problems import list_problems, load_problem, render_phrasing
+from lab.harness.problems import load_problem, render_phrasing
 
 MIN_UNITS, MAX_UNITS = 1, 10  # up to about one phrasing's worth: longer prompts would slow the build
 DROP_RATE = 0.08  # per word of a unit: dropped...
 SWAP_RATE = 0.05  # ...or replaced by a word of another problem's phrasings
 FILLER_RATE = 0.3  # share of prompts with one filler sentence
-STRAY_RATE = 0.2  # share of prompts with one unit of another problem's phrasings
 FILLERS = (
     "Thanks in advance.",
     "This is for a benchmark.",
@@ -78,14 +73,11 @@ def _pool(problem: str, mode: str | None, tier: str) -> tuple[str, tuple[str, ..
 
 
 @cache
-def _problems() -> tuple[str, ...]:
-    return tuple(list_problems())
-
-
-@cache
 def _vocabulary() -> tuple[str, ...]:
     """The words of every problem's training phrasings (the pool word swaps draw from)."""
-    words = {w for p in _problems() for text in load_problem(p).train_prompts for w in text.split()}
+    from lab.harness.problems import list_problems
+
+    words = {w for p in list_problems() for text in load_problem(p).train_prompts for w in text.split()}
     return tuple(sorted(w for w in words if w.isalpha() and "omp" not in w.lower()))
 
 
@@ -111,10 +103,6 @@ def recombined(problem: str, mode: str | None, rng: random.Random, tier: str = "
     if not any(isa in u for u in chosen):
         chosen[rng.randrange(len(chosen))] = rng.choice([u for u in pool if isa in u])
     chosen = [u if isa in u else _noisy(u, rng) for u in chosen]  # the target is never garbled
-    if rng.random() < STRAY_RATE:
-        other = rng.choice([p for p in _problems() if p != problem])
-        stray = [u for u in _pool(other, mode, tier)[1] if isa not in u and u not in pool]
-        chosen.insert(rng.randrange(len(chosen) + 1), _noisy(rng.choice(stray), rng))
     if rng.random() < FILLER_RATE:
         chosen.insert(rng.randrange(len(chosen) + 1), rng.choice(FILLERS))
     cuts = sorted(rng.sample(range(1, len(chosen)), min(rng.randint(0, 2), len(chosen) - 1)))

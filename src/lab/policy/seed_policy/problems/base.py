@@ -33,9 +33,6 @@ class KernelSpec:
     omp: str | None = None  # static | dynamic | guided | collapse (| atomic: the histogram's)
     regblock: tuple[int, int] | None = None  # (MR, NR)
     kc: int | None = None  # microkernel k-block (cache blocking) or None for whole k
-    # microkernel accumulators: "named" (one variable per vector register, every update written
-    # out) | "array" (a vector array in constant-bound loops that -O3 unrolls into registers)
-    accumulators: str = "named"
     defect: str | None = None
     style: Style = field(default_factory=Style)
 

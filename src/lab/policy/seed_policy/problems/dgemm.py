@@ -9,9 +9,7 @@ Families:
 - transposed: B packed transposed, then contiguous dot products (packing);
 - intrinsics: AVX2/AVX-512 FMA row updates with a scalar or masked tail, optionally a k-block;
 - microkernel: B packed in NR-wide panels, A in MR-row strips, an MR x NR block of vector
-  accumulators (register blocking), optionally blocked over k (KC) and parallel over strips;
-  the accumulators are named variables with every update written out, or a vector array
-  updated in constant-bound loops (`accumulators`), which -O3 unrolls into the same registers.
+  accumulators (register blocking), optionally blocked over k (KC) and parallel over strips.
 
 Besides the techniques every problem's fields name (base.field_techniques), a spec uses loop
 reordering (ikj/kij orders, the intrinsics' row updates) and packing (transposed, microkernel)
@@ -219,7 +217,8 @@ def _intrinsics(spec: KernelSpec, w: CWriter) -> None:
 def _microkernel(spec: KernelSpec, w: CWriter, helpers: list[str]) -> None:
     s = spec.style
     mr, nr = spec.regblock
-    nv = nr // vector_type(spec.simd)[1]
+    vt, width, p = vector_type(spec.simd)
+    nv = nr // width
     kc = "KC" if spec.kc else "n"
     # Helpers: pack B panel-major, pack A, the micro-kernel, and an edge store.
     h = CWriter(s)
@@ -252,10 +251,35 @@ def _microkernel(spec: KernelSpec, w: CWriter, helpers: list[str]) -> None:
     h.open(
         "static void kernel(int kc, const double *Ap, const double *Bp, double *C, int ldc, int mr, int nr, int first)"
     )
-    if spec.accumulators == "array":
-        _array_accumulators(spec, h)
-    else:
-        _named_accumulators(spec, h)
+    names = [[f"c{r}{v}" for v in range(nv)] for r in range(mr)]
+    for r in range(mr):
+        h.line(f"{vt} " + ", ".join(f"{nm} = {p}_setzero_pd()" for nm in names[r]) + ";")
+    h.open("for (int k = 0; k < kc; k++)")
+    for v in range(nv):
+        h.line(f"const {vt} b{v} = {p}_load_pd(Bp + k * NR + {v * width});")
+    for r in range(mr):
+        h.line(f"{vt} a{r} = {p}_set1_pd(Ap[k * MR + {r}]);")
+        for v in range(nv):
+            h.line(f"{names[r][v]} = {p}_fmadd_pd(a{r}, b{v}, {names[r][v]});")
+    h.close()
+    h.open("if (mr == MR && nr == NR)")
+    h.comment("full block: straight from the registers into C", 2)
+    for r in range(mr):
+        for v in range(nv):
+            dst = f"C + {r} * ldc + {v * width}" if r else f"C + {v * width}"
+            h.line(f"{p}_storeu_pd({dst}, first ? {names[r][v]} : {p}_add_pd({p}_loadu_pd({dst}), {names[r][v]}));")
+    h.line("return;")
+    h.close()
+    h.line("double tile[MR * NR] __attribute__((aligned(64)));")
+    for r in range(mr):
+        for v in range(nv):
+            h.line(f"{p}_store_pd(tile + {r * nr + v * width}, {names[r][v]});")
+    h.open("for (int r = 0; r < mr; r++)")
+    h.open("for (int j = 0; j < nr; j++)")
+    h.line("double *dst = C + (size_t)r * ldc + j;")
+    h.line("*dst = first ? tile[r * NR + j] : *dst + tile[r * NR + j];")
+    h.close()
+    h.close()
     h.close()
     helpers.append(h.text())
 
@@ -301,91 +325,6 @@ def _microkernel(spec: KernelSpec, w: CWriter, helpers: list[str]) -> None:
     if spec.omp:
         w.close()
     w.line("free(Bp);")
-
-
-def _named_accumulators(spec: KernelSpec, h: CWriter) -> None:
-    """The micro-kernel's body with one variable per accumulator register, every update written out."""
-    mr, nr = spec.regblock
-    vt, width, p = vector_type(spec.simd)
-    nv = nr // width
-    names = [[f"c{r}{v}" for v in range(nv)] for r in range(mr)]
-    for r in range(mr):
-        h.line(f"{vt} " + ", ".join(f"{nm} = {p}_setzero_pd()" for nm in names[r]) + ";")
-    h.open("for (int k = 0; k < kc; k++)")
-    for v in range(nv):
-        h.line(f"const {vt} b{v} = {p}_load_pd(Bp + k * NR + {v * width});")
-    for r in range(mr):
-        h.line(f"{vt} a{r} = {p}_set1_pd(Ap[k * MR + {r}]);")
-        for v in range(nv):
-            h.line(f"{names[r][v]} = {p}_fmadd_pd(a{r}, b{v}, {names[r][v]});")
-    h.close()
-    h.open("if (mr == MR && nr == NR)")
-    h.comment("full block: straight from the registers into C", 2)
-    for r in range(mr):
-        for v in range(nv):
-            dst = f"C + {r} * ldc + {v * width}" if r else f"C + {v * width}"
-            h.line(f"{p}_storeu_pd({dst}, first ? {names[r][v]} : {p}_add_pd({p}_loadu_pd({dst}), {names[r][v]}));")
-    h.line("return;")
-    h.close()
-    h.line("double tile[MR * NR] __attribute__((aligned(64)));")
-    for r in range(mr):
-        for v in range(nv):
-            h.line(f"{p}_store_pd(tile + {r * nr + v * width}, {names[r][v]});")
-    h.open("for (int r = 0; r < mr; r++)")
-    h.open("for (int j = 0; j < nr; j++)")
-    h.line("double *dst = C + (size_t)r * ldc + j;")
-    h.line("*dst = first ? tile[r * NR + j] : *dst + tile[r * NR + j];")
-    h.close()
-    h.close()
-
-
-def _array_accumulators(spec: KernelSpec, h: CWriter) -> None:
-    """The micro-kernel's body with the accumulators in a vector array, updated in loops whose
-    bounds are constants: what a programmer writes to keep one text for every block shape (the
-    array's literal size is what the technique detector reads as register blocking)."""
-    mr, nr = spec.regblock
-    vt, width, p = vector_type(spec.simd)
-    nv = nr // width
-    h.line(f"{vt} c[{mr}][{nv}];")
-    h.open("for (int r = 0; r < MR; r++)")
-    h.open(f"for (int v = 0; v < {nv}; v++)")
-    h.line(f"c[r][v] = {p}_setzero_pd();")
-    h.close()
-    h.close()
-    h.open("for (int k = 0; k < kc; k++)")
-    h.line(f"{vt} b[{nv}];")
-    h.open(f"for (int v = 0; v < {nv}; v++)")
-    h.line(f"b[v] = {p}_load_pd(Bp + k * NR + v * {width});")
-    h.close()
-    h.open("for (int r = 0; r < MR; r++)")
-    h.line(f"const {vt} a = {p}_set1_pd(Ap[k * MR + r]);")
-    h.open(f"for (int v = 0; v < {nv}; v++)")
-    h.line(f"c[r][v] = {p}_fmadd_pd(a, b[v], c[r][v]);")
-    h.close()
-    h.close()
-    h.close()
-    h.open("if (mr == MR && nr == NR)")
-    h.comment("full block: straight from the registers into C", 2)
-    h.open("for (int r = 0; r < MR; r++)")
-    h.open(f"for (int v = 0; v < {nv}; v++)")
-    h.line(f"double *dst = C + (size_t)r * ldc + v * {width};")
-    h.line(f"{p}_storeu_pd(dst, first ? c[r][v] : {p}_add_pd({p}_loadu_pd(dst), c[r][v]));")
-    h.close()
-    h.close()
-    h.line("return;")
-    h.close()
-    h.line("double tile[MR * NR] __attribute__((aligned(64)));")
-    h.open("for (int r = 0; r < MR; r++)")
-    h.open(f"for (int v = 0; v < {nv}; v++)")
-    h.line(f"{p}_store_pd(tile + r * NR + v * {width}, c[r][v]);")
-    h.close()
-    h.close()
-    h.open("for (int r = 0; r < mr; r++)")
-    h.open("for (int j = 0; j < nr; j++)")
-    h.line("double *dst = C + (size_t)r * ldc + j;")
-    h.line("*dst = first ? tile[r * NR + j] : *dst + tile[r * NR + j];")
-    h.close()
-    h.close()
 
 
 def _body(spec: KernelSpec, w: CWriter, helpers: list[str]) -> None:
@@ -444,7 +383,7 @@ OPTIONS: list[tuple[str, dict]] = (
     + [("blocked", {})] * 2
     + [("transposed", {})] * 2
     + [("intrinsics", {})] * 2
-    + [("microkernel", {})] * 5
+    + [("microkernel", {})] * 3
 )
 
 
@@ -473,11 +412,6 @@ def draw(rng: random.Random, optimize: bool, mode: str | None) -> KernelSpec:
     if family == "microkernel":
         kw["simd"] = rng.choice(["avx512", "avx512", "avx2"])
         kw["regblock"] = rng.choice(REGBLOCKS[kw["simd"]])
-        # The array form only: a small model keeps its few loops straight far more often than it
-        # counts through a block of named registers (the named form's failures on held-out
-        # prompts were undeclared or redefined accumulators), and given both forms it wrote
-        # lines of one into the other. The named form stays in the autotuning sweep.
-        kw["accumulators"] = "array"
         kw["kc"] = rng.choice([None, 128, 256, 384]) if rng.random() < 0.7 else None
         if mode != "serial" and rng.random() < 0.6:
             kw["omp"] = "static"
