@@ -383,3 +383,16 @@ def test_the_build_pins_numerics_unless_told_otherwise(monkeypatch):
     monkeypatch.setenv(NUMERICS_ENV, "as-given")
     pin_numerics()
     assert not any(key in os.environ for key in DETERMINISTIC_ENV)
+
+
+def test_format_error_causes_are_told_apart():
+    from lab.policy.seed_policy.report import format_error_cause
+
+    fence = "```c\n{}\n```"
+    assert format_error_cause(fence.format("void dgemm(int n) {"), truncated=True) == "truncated"
+    assert format_error_cause("void dgemm(int n, const double *A) {}", truncated=False) == "no code block"
+    other = fence.format("void transpose(int n, const double *A, double *B) { }")
+    assert format_error_cause(other, truncated=False) == "another problem's function"
+    assert format_error_cause(fence.format("void dgemm(int n) { }"), truncated=False) == "other signature"
+    partial = fence.format("static void pack_b(int n) { }\n    c00 = x;")
+    assert format_error_cause(partial, truncated=False) == "garbled or partial"

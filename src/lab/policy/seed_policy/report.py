@@ -7,9 +7,10 @@
 2. Prompt conditioning: the share of samples that use OpenMP under four prompts:
    every technique permitted, all but OpenMP, only OpenMP, and none.
 3. Held-out wording: the same DGEMM prompt in its four held-out phrasings (never in the
-   corpus): status mix, ok rate, median and best ok GFLOPS, and the fast family: how often
-   the policy attempts the packed, register-blocked micro-kernel with the intrinsics of the
-   tier the prompt names (lab.harness.target), and how often such an attempt is ok.
+   corpus): status mix, ok rate, median and best ok GFLOPS, why the `format_error` samples
+   have no usable dgemm() (`format_error_cause`), and the fast family: how often the policy
+   attempts the packed, register-blocked micro-kernel with the intrinsics of the tier the
+   prompt names (lab.harness.target), and how often such an attempt is ok.
 4. Novelty: the share of sampled completions whose code appears verbatim in the
    training corpus.
 5. Speed: seconds to sample 64 completions; the build time from training.json.
@@ -18,6 +19,7 @@
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from collections import Counter
 from pathlib import Path
@@ -27,7 +29,7 @@ from lab.harness import target
 from lab.harness.evaluate import evaluate_batch
 from lab.harness.extract import code_blocks, source_or_none
 from lab.harness.machine import openblas_gflops
-from lab.harness.problems import load_problem
+from lab.harness.problems import list_problems, load_problem
 from lab.policy.sample import load_policy, sample_records
 from lab.techniques import TECHNIQUES, detect
 
@@ -42,6 +44,23 @@ def microkernel_attempt(completion: str, tier: str | None = None) -> bool:
     code = "\n".join(code_blocks(completion)) or completion
     found = detect(code)
     return {"packing", "register_blocking"} <= found and _TIER_VECTORS[tier or target.current()] in code
+
+
+def format_error_cause(completion: str, truncated: bool, problem: str = "dgemm") -> str:
+    """Why a completion has no usable definition of `problem`'s function: cut off at the token
+    limit, no fenced code, the function of another of the lab's problems instead, the function
+    with another signature, or none of these (garbled or partial code)."""
+    if truncated:
+        return "truncated"
+    if "```" not in completion:
+        return "no code block"
+    code = "\n".join(code_blocks(completion))
+    others = [p for p in list_problems() if p != problem and re.search(rf"\b{p}\s*\(", code)]
+    if others and not re.search(rf"\b{problem}\s*\(", code):
+        return "another problem's function"
+    if re.search(rf"\b{problem}\s*\(", code):
+        return "other signature"
+    return "garbled or partial"
 
 
 def seed_report(model_dir: str, num: int = 128, seed: int = 0, threads: int = 1) -> dict:
@@ -74,6 +93,11 @@ def seed_report(model_dir: str, num: int = 128, seed: int = 0, threads: int = 1)
     held_results = evaluate_batch([r["completion"] for r in held], "dgemm", config, progress=True)
     held_ok = sorted(r.gflops for r in held_results if r.status == "ok")
     attempts = [res for rec, res in zip(held, held_results) if microkernel_attempt(rec["completion"])]
+    causes = Counter(
+        format_error_cause(rec["completion"], rec["truncated"])
+        for rec, res in zip(held, held_results)
+        if res.status == "format_error"
+    )
 
     corpus_path = Path(model_dir) / "corpus.jsonl"
     corpus_code = set()
@@ -114,6 +138,7 @@ def seed_report(model_dir: str, num: int = 128, seed: int = 0, threads: int = 1)
             "ok_rate": len(held_ok) / num,
             "median_gflops_ok": statistics.median(held_ok) if held_ok else None,
             "best_gflops_ok": held_ok[-1] if held_ok else None,
+            "format_error_causes": dict(causes.most_common()),
             "microkernel": {
                 "attempts": len(attempts),
                 "attempt_share": len(attempts) / num,
