@@ -55,11 +55,10 @@ def format_error_cause(completion: str, truncated: bool, problem: str = "dgemm")
     if "```" not in completion:
         return "no code block"
     code = "\n".join(code_blocks(completion))
-    others = [p for p in list_problems() if p != problem and re.search(rf"\b{p}\s*\(", code)]
-    if others and not re.search(rf"\b{problem}\s*\(", code):
-        return "another problem's function"
     if re.search(rf"\b{problem}\s*\(", code):
         return "other signature"
+    if any(re.search(rf"\b{p}\s*\(", code) for p in list_problems() if p != problem):
+        return "another problem's function"
     return "garbled or partial"
 
 
