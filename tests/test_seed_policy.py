@@ -389,10 +389,16 @@ def test_format_error_causes_are_told_apart():
     from lab.policy.seed_policy.report import format_error_cause
 
     fence = "```c\n{}\n```"
-    assert format_error_cause(fence.format("void dgemm(int n) {"), truncated=True) == "truncated"
-    assert format_error_cause("void dgemm(int n, const double *A) {}", truncated=False) == "no code block"
+    none = "no definition of dgemm() found"
+    assert format_error_cause(fence.format("void dgemm(int n) {"), True, none) == "truncated"
+    assert format_error_cause("void dgemm(int n, const double *A) {}", False, none) == "no code block"
     other = fence.format("void transpose(int n, const double *A, double *B) { }")
-    assert format_error_cause(other, truncated=False) == "another problem's function"
-    assert format_error_cause(fence.format("void dgemm(int n) { }"), truncated=False) == "other signature"
+    assert format_error_cause(other, False, none) == "another problem's function"
+    mismatch = "dgemm() has signature (int) -> void; required: ..."
+    assert format_error_cause(fence.format("void dgemm(int n) { }"), False, mismatch) == "other signature"
     partial = fence.format("static void pack_b(int n) { }\n    c00 = x;")
-    assert format_error_cause(partial, truncated=False) == "garbled or partial"
+    assert format_error_cause(partial, False, none) == "garbled or partial"
+    # A call or a mention of another problem's function is not a definition of it.
+    assert format_error_cause(fence.format("x = dot(n, a, b);"), False, none) == "garbled or partial"
+    static = "dgemm() is not exported as a function (is it static?)"
+    assert format_error_cause(fence.format("static void dgemm(int n) { }"), False, static) == "other format rule"

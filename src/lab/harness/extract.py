@@ -87,6 +87,12 @@ def extract_source(completion: str, signature: str) -> str:
     raise FormatError(mismatch or f"no definition of {function}() found")
 
 
+def defines(code: str, function: str) -> bool:
+    """Whether `code` holds a definition of `function`, with any signature (a call or a mention
+    is not one)."""
+    return _definition_pattern(function).search(code) is not None
+
+
 def source_or_none(completion: str, signature: str) -> str | None:
     """extract_source, or None where it raises FormatError (for callers that only look)."""
     try:

@@ -19,7 +19,6 @@
 from __future__ import annotations
 
 import json
-import re
 import statistics
 from collections import Counter
 from pathlib import Path
@@ -27,7 +26,7 @@ from pathlib import Path
 from lab.config import MeasureConfig
 from lab.harness import target
 from lab.harness.evaluate import evaluate_batch
-from lab.harness.extract import code_blocks, source_or_none
+from lab.harness.extract import code_blocks, defines, source_or_none
 from lab.harness.machine import openblas_gflops
 from lab.harness.problems import list_problems, load_problem
 from lab.policy.sample import load_policy, sample_records
@@ -46,19 +45,22 @@ def microkernel_attempt(completion: str, tier: str | None = None) -> bool:
     return {"packing", "register_blocking"} <= found and _TIER_VECTORS[tier or target.current()] in code
 
 
-def format_error_cause(completion: str, truncated: bool, problem: str = "dgemm") -> str:
-    """Why a completion has no usable definition of `problem`'s function: cut off at the token
-    limit, no fenced code, the function of another of the lab's problems instead, the function
-    with another signature, or none of these (garbled or partial code)."""
+def format_error_cause(completion: str, truncated: bool, detail: str, problem: str = "dgemm") -> str:
+    """Why a `format_error` completion (`detail`: the harness's reason) has no usable definition
+    of `problem`'s function: cut off at the token limit, no fenced code, the function with
+    another signature, a definition of another of the lab's problems' functions instead, another
+    format rule broken (a static function, a size limit), or garbled or partial code."""
     if truncated:
         return "truncated"
     if "```" not in completion:
         return "no code block"
-    code = "\n".join(code_blocks(completion))
-    if re.search(rf"\b{problem}\s*\(", code):
+    if "has signature" in detail:  # extract_source's own words for a definition that does not match
         return "other signature"
-    if any(re.search(rf"\b{p}\s*\(", code) for p in list_problems() if p != problem):
+    code = "\n".join(code_blocks(completion))
+    if any(defines(code, load_problem(p).function) for p in list_problems() if p != problem):
         return "another problem's function"
+    if not detail.startswith("no definition"):
+        return "other format rule"
     return "garbled or partial"
 
 
@@ -93,7 +95,7 @@ def seed_report(model_dir: str, num: int = 128, seed: int = 0, threads: int = 1)
     held_ok = sorted(r.gflops for r in held_results if r.status == "ok")
     attempts = [res for rec, res in zip(held, held_results) if microkernel_attempt(rec["completion"])]
     causes = Counter(
-        format_error_cause(rec["completion"], rec["truncated"])
+        format_error_cause(rec["completion"], rec["truncated"], res.detail or "")
         for rec, res in zip(held, held_results)
         if res.status == "format_error"
     )
