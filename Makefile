@@ -240,7 +240,7 @@ seed-numerics: $(STAMP)
 endif
 
 $(RESULTS)/seed_policy.json: | $(SEED_MODEL)/config.json
-	$(BIN)/lab seed-report --model $(SEED_MODEL) --num 256 --out $@
+	$(BIN)/lab seed-report --model $(SEED_MODEL) --out $@
 
 $(RESULTS)/autotune.json: | $(STAMP)
 	$(BIN)/lab autotune --problem dgemm --out $@

@@ -578,7 +578,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("seed-report", "sample and score the seed policy (results/seed_policy.json)", cmd_seed_report)
     p.add_argument("--model", default="models/seed-policy")
-    p.add_argument("--num", type=int, default=128)
+    p.add_argument("--num", type=int, default=256, help="samples per prompt set (the targets are stated for 256)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out", default="results/seed_policy.json")

@@ -64,7 +64,7 @@ def format_error_cause(completion: str, truncated: bool, detail: str, problem: s
     return "garbled or partial"
 
 
-def seed_report(model_dir: str, num: int = 128, seed: int = 0, threads: int = 1) -> dict:
+def seed_report(model_dir: str, num: int = 256, seed: int = 0, threads: int = 1) -> dict:
     problem = load_problem("dgemm")
     policy = load_policy(model_dir)
     plain, _ = sample_records(model_dir, "dgemm", num, None, 1.0, seed, policy=policy)
