@@ -3,7 +3,8 @@
 Every results table is rendered again from the committed JSON: the DGEMM, long-run and ablation
 comparisons (lab.analysis.compare.markdown_tables), the suite summary
 (lab.analysis.suite.markdown_tables), the SQD study (lab.analysis.sqd_study.markdown_tables),
-and the detector and cluster-benchmark reports. Each must appear verbatim in the file where it
+the detector and cluster-benchmark reports, and the seed policy's measures per CPU tier
+(lab.analysis.seed_policy_table). Each must appear verbatim in the file where it
 lives (README.md or a page under docs/), and any markdown table in the README or under docs/
 whose header is that of a rendered table must be one of the rendered tables, so that no
 hand-edited copy survives a change of the JSON. The README stays within 350 lines, and its
@@ -36,6 +37,16 @@ COMPARISONS = {
     ),
     # The same config measured on a second machine (its own results folder, lab.results).
     "results/machines/1bbdda6206f8": (
+        {
+            "baseline": "base policy",
+            "grpo": "GRPO",
+            "grpo_sqd": "GRPO+SQD",
+            "grpo_rft": "warm start + GRPO",
+        },
+        "dgemm.md",
+    ),
+    # ... and at the AVX2 tier forced there (LAB_TARGET=avx2).
+    "results/machines/1bbdda6206f8-avx2": (
         {
             "baseline": "base policy",
             "grpo": "GRPO",
@@ -110,6 +121,17 @@ def _cluster_bench() -> list[tuple[str, tuple[str, ...]]]:
     return [(table(read_json(ROOT / "results" / "bench_cluster.json")), (_page("cluster_bench.md"),))]
 
 
+#: The seed policy's table per tier (docs/seed_policy.md): a machine class's results folders,
+#: the host's own tier first.
+SEED_TIERS = ("results/machines/1bbdda6206f8", "results/machines/1bbdda6206f8-avx2")
+
+
+def _seed_policy() -> list[tuple[str, tuple[str, ...]]]:
+    from lab.analysis.seed_policy_table import markdown_table as table
+
+    return [(table([ROOT / folder for folder in SEED_TIERS]), ("docs/seed_policy.md",))]
+
+
 #: Each source of results tables -> its tables rendered from the committed JSON, each with the
 #: files it must appear in (its page under docs/results; the README too for a study's headline).
 SOURCES = {
@@ -118,6 +140,7 @@ SOURCES = {
     "results/sqd_study.json": _sqd_study,
     "results/detector.json": _detector,
     "results/bench_cluster.json": _cluster_bench,
+    f"{SEED_TIERS[0]}/seed_policy.json": _seed_policy,
 }
 
 
