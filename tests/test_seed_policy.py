@@ -242,26 +242,6 @@ def test_tokenizer_round_trips_c_source():
     assert chat == "<|user|>\nhi\n<|assistant|>\n"
 
 
-def test_each_tier_is_the_same_tokens_in_every_phrasing_and_on_its_own():
-    """The prompt's target (lab.harness.target's words for the tier) is a feature of its own: its
-    tokens inside any training or held-out phrasing are those it has alone, never merged into a
-    phrasing's sentence (merged, a policy wrote the same intrinsics whatever the tier)."""
-    from lab.harness.problems import load_problem
-    from lab.harness.target import TIERS
-    from lab.policy.prompts import prompt_text
-    from lab.policy.seed_policy.pretrain import train_tokenizer
-
-    corpus = make_corpus(300, seed=1)
-    tok = train_tokenizer([e.prompt for e in corpus] + [e.completion for e in corpus], 1024)
-    problem = load_problem("dgemm")
-    for name in ("avx512", "avx2", "sse4"):
-        alone = tok(TIERS[name].isa_words, add_special_tokens=False)["input_ids"]
-        for split in ("train", "eval"):
-            for i in range(len(problem.phrasings(split))):
-                ids = tok(prompt_text("dgemm", None, None, 1, phrasing=i, split=split, tier=name))["input_ids"]
-                assert any(ids[j : j + len(alone)] == alone for j in range(len(ids))), (name, split, i)
-
-
 TINY = dict(
     examples=160,
     vocab_size=512,

@@ -85,24 +85,18 @@ def train_tokenizer(texts: list[str], vocab_size: int):
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
-    from lab.harness.target import TIERS
     from lab.techniques import REGISTRY
 
     tok = Tokenizer(models.BPE())
     # Split only at line ends, so merges may cross spaces and punctuation: a whole
     # `for (int i = 0; i < n; i++) {` can become one token. Generated kernels are
     # line-regular, and fewer tokens per kernel means faster training and sampling.
-    # Technique wordings and the CPU tier's words stay whole tokens of their own, so a prompt's
-    # permitted set and its target are a handful of clear features, the same in every phrasing,
-    # rather than pieces of one long merged line (merged, "... CPU with AVX-512." was a token of
-    # its own in each phrasing, and the policy wrote the same intrinsics whatever the tier).
-    # The longer of two wordings goes first: "AVX2 and FMA (no AVX-512)" is one feature.
-    words = {t.wording for t in REGISTRY.values()} | {t.isa_words for t in TIERS.values()}
-    features = sorted(words, key=lambda w: (-len(w), w))  # a fixed order: the saved tokenizer is hashed
+    # Technique wordings stay whole tokens of their own, so a prompt's permitted set is a
+    # handful of clear features rather than pieces of one long merged line.
     tok.pre_tokenizer = pre_tokenizers.Sequence(
         [
             pre_tokenizers.Split("\n", behavior="merged_with_previous"),
-            pre_tokenizers.Split(Regex("|".join(map(re.escape, features))), behavior="isolated"),
+            pre_tokenizers.Split(Regex("|".join(re.escape(t.wording) for t in REGISTRY.values())), behavior="isolated"),
             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
         ]
     )
