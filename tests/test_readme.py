@@ -24,37 +24,16 @@ from tests.conftest import ROOT
 README = "README.md"
 RESULTS_DOCS = "docs/results"
 
+#: The arms of configs/default.yaml as docs/results/dgemm.md and the README name them.
+DGEMM_NAMES = {"baseline": "base policy", "grpo": "GRPO", "grpo_sqd": "GRPO+SQD", "grpo_rft": "warm start + GRPO"}
+
 #: results folder -> (the arms' names as the documents show them, its page under docs/results).
 COMPARISONS = {
-    "results": (
-        {
-            "baseline": "base policy",
-            "grpo": "GRPO",
-            "grpo_sqd": "GRPO+SQD",
-            "grpo_rft": "warm start + GRPO",
-        },
-        "dgemm.md",
-    ),
+    "results": (DGEMM_NAMES, "dgemm.md"),
     # The same config measured on a second machine (its own results folder, lab.results).
-    "results/machines/1bbdda6206f8": (
-        {
-            "baseline": "base policy",
-            "grpo": "GRPO",
-            "grpo_sqd": "GRPO+SQD",
-            "grpo_rft": "warm start + GRPO",
-        },
-        "dgemm.md",
-    ),
+    "results/machines/1bbdda6206f8": (DGEMM_NAMES, "dgemm.md"),
     # ... and at the AVX2 tier forced there (LAB_TARGET=avx2).
-    "results/machines/1bbdda6206f8-avx2": (
-        {
-            "baseline": "base policy",
-            "grpo": "GRPO",
-            "grpo_sqd": "GRPO+SQD",
-            "grpo_rft": "warm start + GRPO",
-        },
-        "dgemm.md",
-    ),
+    "results/machines/1bbdda6206f8-avx2": (DGEMM_NAMES, "dgemm.md"),
     "results/long": (
         {
             "baseline": "base policy",

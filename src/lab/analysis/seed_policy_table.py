@@ -62,8 +62,9 @@ def _autotune_cell(tune: dict | None) -> str:
     return _missed(f"{best['gflops']:.1f} / {blas:.1f} = {ratio:.2f} ({what})", ratio, AUTOTUNE_TARGET)
 
 
-def _columns(report: dict, tune: dict | None, first: dict | None) -> list[str]:
-    """One tier's cells, row by row (`first`: the table's first report, for the build row)."""
+def _columns(report: dict, tune: dict | None, same_policy: bool) -> list[str]:
+    """One tier's cells, row by row (`same_policy`: the first column's policy, whose build time
+    the build row then does not repeat)."""
     held, targets = report["held_out"], report["targets"]
     num = held["samples"]
     counts = held["status_counts"]
@@ -76,9 +77,6 @@ def _columns(report: dict, tune: dict | None, first: dict | None) -> list[str]:
     else:
         only = list(micro["status_counts"]) if len(micro["status_counts"]) == 1 else []
         micro_ok = f"{ok} of {attempts}" + (f" (all {only[0]})" if attempts and only else "")
-    same_policy = first is not None and first["provenance"].get("policy_sha256") == report["provenance"].get(
-        "policy_sha256"
-    )
     build = (
         "same policy" if same_policy else _missed(f"{report['build_s']:.0f} s", report["build_s"], targets["build_s"])
     )
@@ -107,8 +105,8 @@ def markdown_table(folders: list[str | Path]) -> str:
             raise FileNotFoundError(f"{path} is missing: run `lab seed-report` for that machine class")
         tune_path = folder / "autotune.json"
         reports.append((read_json(path), read_json(tune_path) if tune_path.exists() else None))
-    first, _ = reports[0]
-    targets = first["targets"]
+    targets = reports[0][0]["targets"]
+    policies = [report["provenance"].get("policy_sha256") for report, _ in reports]
     labels = [
         ("held-out `ok`", _target_text(targets["held_out.ok_rate"], percent=True)),
         ("held-out `format_error` / `compile_error`", ""),
@@ -122,7 +120,10 @@ def markdown_table(folders: list[str | Path]) -> str:
         ("autotuning best / OpenBLAS of the tier (2 threads)", _target_text(AUTOTUNE_TARGET)),
         ("held-out samples", ""),
     ]
-    cells = [_columns(report, tune, None if i == 0 else first) for i, (report, tune) in enumerate(reports)]
+    cells = [
+        _columns(report, tune, same_policy=i > 0 and policies[i] == policies[0])
+        for i, (report, tune) in enumerate(reports)
+    ]
     head = ["measure", "target", *(report["target"] for report, _ in reports)]
     rows = [[label, target, *(column[r] for column in cells)] for r, (label, target) in enumerate(labels)]
     return table_text(head, rows)
