@@ -154,3 +154,18 @@ def assert_drawn(path) -> None:
     rgb = np.ascontiguousarray((pixels[..., :3] * 255).round().astype(np.uint8))
     assert len(np.unique(rgb.view(np.dtype((np.void, 3))))) > 50
     assert (rgb < 240).any(axis=-1).mean() > 0.01
+
+
+@pytest.fixture
+def saved_figures(monkeypatch) -> list:
+    """Every matplotlib figure lab.analysis.plots saves, as it is saved: what it draws."""
+    from lab.analysis import plots
+
+    figures, save = [], plots._save
+
+    def recording(fig, path):
+        figures.append(fig)
+        return save(fig, path)
+
+    monkeypatch.setattr(plots, "_save", recording)
+    return figures

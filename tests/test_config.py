@@ -29,17 +29,17 @@ def test_shipped_configs_load_with_their_arms(name):
 
 
 def test_every_shipped_config_loads_and_compares_fairly():
-    # The ablation and long configs are checked as `make ablation` / `make long` check them.
+    # The ablation, exploration and long configs are checked as their make targets check them.
     from lab.analysis.compare import check_fair
 
     names = sorted(p.stem for p in CONFIGS.glob("*.yaml"))
-    assert {"ablation", "long"} <= set(names)
+    assert {"ablation", "exploration", "long"} <= set(names)
     for name in names:
         config = load_config(CONFIGS / f"{name}.yaml")
         if name.startswith("sqd_"):  # the SQD study's arms differ in their SQD settings only
             check_fair(config, suites=True)
         elif all(e.suite is None for e in config.experiments.values()):  # lab.analysis.suite compares suites
-            check_fair(config, "grpo" if name == "ablation" else None)
+            check_fair(config, "grpo" if name in ("ablation", "exploration") else None)
     long, default = load_config(CONFIGS / "long.yaml"), load_config(CONFIGS / "default.yaml")
     assert long.experiment("grpo_rft").warm_start == default.experiment("grpo_rft").warm_start
     assert long.experiment("grpo").train.steps == 5 * default.experiment("grpo").train.steps

@@ -88,21 +88,6 @@ def _image(path) -> np.ndarray:
     return pixels
 
 
-@pytest.fixture
-def saved_figures(monkeypatch) -> list:
-    """Every matplotlib figure lab.analysis.plots saves, as it is saved: what it draws."""
-    from lab.analysis import plots
-
-    figures, save = [], plots._save
-
-    def recording(fig, path):
-        figures.append(fig)
-        return save(fig, path)
-
-    monkeypatch.setattr(plots, "_save", recording)
-    return figures
-
-
 def test_archive_figures_draw_an_empty_archive_and_skip_runs_without_one(tmp_path, saved_figures):
     from lab.analysis.plots import _COL_TECHS, _ROW_TECHS, archive_heatmap, coverage_over_steps, technique_usage
 

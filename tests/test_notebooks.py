@@ -216,8 +216,14 @@ def test_notebook_runs_with_the_smoke_config(name, experiment, smoke, caplog):
         curve = json.loads((results / "grpo" / "learning_curve.json").read_text())
         assert [p["step"] for p in curve["points"]] == [0, 1, 2] and curve["points"][-1]["entries"][0]["n_samples"] == 8
         assert "pass_at_1_ci" in curve["points"][1]["entries"][0]
-        scored = (results / "grpo" / "training_samples.jsonl").read_text().splitlines()
-        assert len(scored) == 16 and all("text_hash" in json.loads(line) for line in scored)
+        scored = [json.loads(line) for line in (results / "grpo" / "training_samples.jsonl").read_text().splitlines()]
+        assert len(scored) == 16 and all({"text_hash", "techniques", "reward"} <= set(row) for row in scored)
+        # The dynamics by kernel family cover every training step and every scored completion.
+        dynamics = json.loads((results / "grpo" / "dynamics.json").read_text())
+        assert [(s["step"], s["n"]) for s in dynamics["steps"]] == [(1, 8), (2, 8)]
+        assert all(
+            s["no_kernel"] + sum(f["attempts"] for f in s["families"].values()) == s["n"] for s in dynamics["steps"]
+        )
         # The smoke run exercises the pipeline: correct kernels, and a group whose rewards differ
         # (a nonzero advantage, so the update is real).
         assert sum(row["status_counts"].get("ok", 0) for row in log) >= 1
@@ -249,6 +255,7 @@ def test_notebook_runs_with_the_smoke_config(name, experiment, smoke, caplog):
             "comparison.png",
             "learning_curve.png",
             "training_dynamics.png",
+            "family_dynamics.png",
         } <= figures
         comparison = json.loads((results / "comparison.json").read_text())
         assert len(comparison["pairs"]) == 6 and comparison["seeds"] == [0, 1] and not comparison["missing"]

@@ -448,6 +448,20 @@ def test_measured_counts_the_kernels_the_harness_compiled_and_ran():
     assert fn.last_measured == [False, True, False, True]
 
 
+def test_the_batch_record_holds_each_kernels_techniques_and_reward():
+    """What the training dynamics read (lab.analysis.dynamics): the techniques the reward judged each
+    completion by, in registry order (the object's correction included; None without a kernel),
+    and its whole reward, from a call and from the terms alike."""
+    fn = HarnessReward("dgemv", evaluate=FakeEvaluator())
+    rewards = fn([SIMD_OMP, "no code here", NAIVE_DGEMV], prompts=["a", "a", "a"])
+    assert fn.last_rewards == rewards
+    assert fn.last_techniques[1] is None and fn.last_techniques[2] == []
+    assert fn.last_techniques[0] == [t for t in problem_techniques("dgemv") if t in {"simd", "openmp", "unrolling"}]
+    terms = HarnessReward("dgemv", evaluate=FakeEvaluator())
+    assert composed(terms, [SIMD_OMP, "no code here", NAIVE_DGEMV], prompts=["a", "a", "a"]) == terms.last_rewards
+    assert terms.last_techniques == fn.last_techniques
+
+
 # ---- the reward as TRL's summed terms (performance, compliance, qd_bonus) ---------------------
 
 CORPUS = sorted(KERNELS.rglob("*.c"))  # tests/kernels/**/*.c

@@ -117,6 +117,29 @@ def test_two_grpo_steps_log_a_loss_and_change_parameters(tiny_policy, tmp_path):
         assert r["generation_s"] > 0 and r["update_s"] > 0 and parts == pytest.approx(r["step_s"], rel=1e-6)
 
 
+def test_exploration_options_reach_trl_and_its_entropy_control_runs(tiny_policy, tmp_path):
+    """The exploration settings are GRPOConfig's own; with adaptive entropy control on, TRL logs
+    its coefficient each step, raised while the entropy is below the target."""
+    exploration = dict(
+        epsilon_high=0.28,
+        scale_rewards="batch",
+        top_entropy_quantile=0.5,
+        entropy_coef=0.01,
+        use_adaptive_entropy=True,
+        entropy_target=50.0,  # above any entropy: the coefficient rises every step
+        entropy_coef_delta=0.01,
+    )
+    cfg = experiment(tiny_policy, steps=2, group_size=4, prompts_per_step=1, max_completion_length=64, **exploration)
+    trainer = build_trainer(cfg, tmp_path / "run", tmp_path / "log.jsonl")
+    assert {k: getattr(trainer.args, k) for k in exploration} == exploration
+    assert trainer.args.epsilon == 0.2 and trainer.args.num_iterations == 1 and not trainer.args.sync_ref_model
+    trainer.train()
+    rows = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert [r["entropy_coef"] for r in rows] == pytest.approx([0.02, 0.03])
+    with pytest.raises(ValueError, match="beta > 0"):
+        TrainConfig(sync_ref_model=True)
+
+
 def test_gpu_options_refuse_to_run_without_cuda(tiny_policy, tmp_path):
     import torch
 

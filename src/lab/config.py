@@ -224,10 +224,52 @@ class TrainConfig:
     # Where the trainer's logs go besides train_log.jsonl: TRL/transformers integrations, e.g.
     # ["tensorboard"] (pip install .[tensorboard]; logs under the run's folder, runs/<name>/s<seed>/logs).
     report_to: list[StrictStr] = field(default_factory=list)
+    # Exploration: TRL GRPOConfig's own options, passed as they are (their defaults are TRL's).
+    epsilon: PositiveFloat = 0.2  # the policy ratio's clip range below (and above, without epsilon_high)
+    # Clip-higher (DAPO: 0.28): a token the policy rarely writes may gain more probability per step.
+    epsilon_high: PositiveFloat | None = None
+    # How a group's advantages are scaled: by the group's reward std (TRL's default; makes timing
+    # noise between two near-equal kernels a full unit of advantage), the batch's, or not at all.
+    scale_rewards: Literal["group", "batch", "none"] = "group"
+    num_iterations: PositiveInt = 1  # updates per generated batch
+    # Only the top quantile of tokens by entropy enter the policy loss (1.0: every token).
+    top_entropy_quantile: Annotated[StrictFloat, Field(ge=0, le=1)] = 1.0
+    entropy_coef: NonNegativeFloat = 0.0  # an entropy bonus in the loss (0: none)
+    # Adaptive entropy control (Skywork-OR1): entropy_coef rises by entropy_coef_delta each step
+    # the policy's entropy is at or below entropy_target (nats per token), and falls otherwise.
+    use_adaptive_entropy: StrictBool = False
+    entropy_target: PositiveFloat = 0.2
+    entropy_coef_delta: PositiveFloat = 0.005
+    # Move the KL reference towards the policy every ref_model_sync_steps (needs beta > 0).
+    sync_ref_model: StrictBool = False
+    ref_model_sync_steps: PositiveInt = 512
+
+    def __post_init__(self):
+        if self.sync_ref_model and self.beta == 0:
+            raise ValueError("sync_ref_model needs a reference model: set beta > 0")
 
     @property
     def batch_size(self) -> int:
         return self.group_size * self.prompts_per_step
+
+    def exploration(self) -> dict[str, Any]:
+        """The exploration options, as GRPOConfig's arguments of the same names."""
+        return {
+            name: getattr(self, name)
+            for name in (
+                "epsilon",
+                "epsilon_high",
+                "scale_rewards",
+                "num_iterations",
+                "top_entropy_quantile",
+                "entropy_coef",
+                "use_adaptive_entropy",
+                "entropy_target",
+                "entropy_coef_delta",
+                "sync_ref_model",
+                "ref_model_sync_steps",
+            )
+        }
 
 
 @dataclass(frozen=True, config=_STRICT)

@@ -216,7 +216,7 @@ def is_finished(out_dir: Path) -> bool:
 
 def load_results(results_dir: str | Path = "results") -> dict[str, dict]:
     """Every finished experiment under results_dir: {name: {"config", "metrics", "samples", "train_log",
-    "learning_curve"}}."""
+    "training_samples", "learning_curve"}}."""
     out = {}
     for metrics_path in sorted(Path(results_dir).glob("*/metrics.json")):
         metrics = read_json(metrics_path)
@@ -230,6 +230,7 @@ def load_results(results_dir: str | Path = "results") -> dict[str, dict]:
             "metrics": metrics,
             "samples": read_jsonl(folder / "samples.jsonl"),
             "train_log": read_jsonl(log) if log.exists() else [],
+            "training_samples": read_jsonl(trained) if (trained := folder / TRAINING_SAMPLES).exists() else [],
             "learning_curve": read_json(curve) if curve.exists() else None,
         }
     return out

@@ -343,6 +343,29 @@ _DEFINITIONS = (
 REGISTRY: dict[str, Technique] = {t.name: t for t in _DEFINITIONS}
 TECHNIQUES: tuple[str, ...] = tuple(REGISTRY)
 
+#: Kinds of kernel, slowest first, that the training dynamics follow step by step: a set of
+#: techniques is one of many archive cells, a family answers "what kind of kernel is the policy
+#: writing". `fast` is vector code over a packed or register-blocked structure (DGEMM's
+#: micro-kernel family); `blocked` that structure without vectors; `simd` vectors without it;
+#: `loop` only loop-level rewrites (reordering, tiling, unrolling); `none` the textbook loop.
+#: OpenMP is left out: whether a kernel starts threads is its execution model, not its kind.
+FAMILIES: tuple[str, ...] = ("none", "loop", "blocked", "simd", "fast")
+_STRUCTURE = frozenset({"packing", "register_blocking"})
+
+
+def family(used: set[str] | frozenset[str] | list[str] | tuple[str, ...]) -> str:
+    """The family (one of FAMILIES) of a kernel that uses the techniques `used`.
+
+    >>> family({"simd", "packing", "openmp"}), family(["loop_reorder"]), family([])
+    ('fast', 'loop', 'none')
+    """
+    used = set(used) - {"openmp"}
+    if "simd" in used:
+        return "fast" if used & _STRUCTURE else "simd"
+    if used & _STRUCTURE:
+        return "blocked"
+    return "loop" if used else "none"
+
 
 def problem_techniques(problem: str | None) -> tuple[str, ...]:
     """The techniques that apply to `problem`, in registry order (its problem.toml declares them;

@@ -27,6 +27,8 @@ legends outside the data, and draws confidence intervals where the results recor
 - training_dynamics: what collapse looks like in training, per step and seed: the policy's
   entropy, the share of groups whose rewards are all equal (no GRPO signal), the best ok
   rate seen so far (against OpenBLAS), and the mean completion length
+- family_dynamics: per training step and kernel family (lab.analysis.dynamics): its share of
+  the completions, its success rate and its mean reward, one row per trained arm
 - learning_curve: each trained arm's held-out metrics at every evaluated checkpoint, with
   their intervals (from learning_curve.json)
 - suite_heatmap: expected speedup per problem (rows) and mode x arm (columns), from the
@@ -54,8 +56,10 @@ import matplotlib.ticker
 matplotlib.use("Agg")  # files only; no display needed
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+from lab.analysis.dynamics import family_dynamics as dynamics_of  # noqa: E402
 from lab.config import MODES, STATUSES  # noqa: E402
 from lab.files import read_json  # noqa: E402
 from lab.results import CALIBRATION, MACHINES, recorded_class  # noqa: E402
@@ -723,6 +727,56 @@ def training_dynamics(results: dict, out: Path) -> Path | None:
     return _save(fig, out / "training_dynamics.png")
 
 
+#: family_dynamics' panels: a key of each family's per-step figures and its axis label.
+FAMILY_PANELS = {
+    "share": "share of the step's completions",
+    "success": "share ok of the family's attempts",
+    "mean_reward": "mean reward of the family\n(the reward in force)",
+}
+FAMILY_SMOOTHING = 5  # steps in the centred rolling mean drawn (a step holds 16 completions a seed)
+
+
+def family_dynamics(results: dict, out: Path) -> Path | None:
+    """One row per trained arm whose training samples record their techniques, one column per
+    FAMILY_PANELS key: each kernel family (lab.techniques.FAMILIES) per training step, pooled over
+    seeds (lab.analysis.dynamics), as a rolling mean of FAMILY_SMOOTHING steps. Shows which kind
+    of kernel the policy writes, how often each kind is right, and what each earns: a family that
+    earns less than the one GRPO settles on is climbed away from, however fast its best kernels."""
+    arms = {}
+    for name, r in results.items():
+        d = dynamics_of(r.get("training_samples") or [], r.get("train_log") or [])
+        if d["steps"]:
+            arms[name] = d
+    if not arms:
+        return None
+    fig, axes = plt.subplots(
+        len(arms), len(FAMILY_PANELS), figsize=(4.4 * len(FAMILY_PANELS) + 1.5, 3.4 * len(arms)), squeeze=False
+    )
+    families = next(iter(arms.values()))["families"]
+    colors = dict(zip(families, sns.color_palette("viridis", len(families))))
+    for row, (name, d) in zip(axes, arms.items()):
+        steps = [s["step"] for s in d["steps"]]
+        for ax, (key, label) in zip(row, FAMILY_PANELS.items()):
+            for fam in families:
+                if not any(s["families"][fam]["attempts"] for s in d["steps"]):
+                    continue  # a family the arm never wrote
+                values = pd.Series([s["families"][fam][key] for s in d["steps"]], dtype=float)
+                # The rolling mean skips steps without a value (the family not written that step).
+                smooth = values.rolling(FAMILY_SMOOTHING, center=True, min_periods=1).mean()
+                ax.plot(steps, smooth, color=colors[fam], label=fam)
+            ax.set(xlabel="training step", ylabel=label)
+            if key != "mean_reward":
+                ax.set_ylim(0, 1.02)
+            ax.set_title(f"{name}: {len(d['seeds'])} seeds, {sum(s['n'] for s in d['steps'])} completions", fontsize=9)
+        _legend_outside(row[-1], title="kernel family")
+    fig.suptitle(
+        f"Kernel families in training (from training_samples.jsonl; rolling mean over {FAMILY_SMOOTHING} steps, "
+        "seeds pooled)",
+        fontsize=10,
+    )
+    return _save(fig, out / "family_dynamics.png")
+
+
 # --- the suite ---------------------------------------------------------------------------
 
 
@@ -956,5 +1010,6 @@ def all_figures(results: dict, out: str | Path) -> list[Path]:
         technique_usage(results, out),
         learning_curve({name: r.get("learning_curve") for name, r in results.items()}, out),
         training_dynamics(results, out),
+        family_dynamics(results, out),
     ]
     return [f for f in figs if f is not None]

@@ -23,6 +23,8 @@ scored in that seed's training (`seen_in_training`), and write `<results_dir>/<n
   metrics.json then has their pass@1, compliance and expected speedup under `restricted`;
 - train_log.jsonl, training_samples.jsonl, archive.json, archive_stats.json,
   warm_start.json: every seed's training log and scored training completions (trained runs);
+- dynamics.json: what the training batches wrote per step, by kernel family, with the
+  entropy and the zero-spread groups (lab.analysis.dynamics; trained runs);
 - learning_curve.json: the same protocol, with `evaluation.curve_samples` per seed, at
   step 0, after the warm start and at every checkpoint, ending with the final metrics;
 - metrics.json: lab.analysis.metrics.summarize(...) with 95% bootstrap intervals
@@ -55,6 +57,7 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
+from lab.analysis.dynamics import family_dynamics
 from lab.analysis.intervals import metric_intervals, metric_values
 from lab.analysis.metrics import summarize
 from lab.config import ExperimentConfig, LabConfig
@@ -473,12 +476,11 @@ def _other_code(run_dir: Path, code: str) -> bool:
 
 
 def _collect_training(cfg: ExperimentConfig, runs: dict[int, ExperimentConfig]) -> None:
-    """Every seed's training log and training samples, each row with its seed, into out_dir;
-    the first seed's archive as archive.json and every seed's archive stats beside it."""
-    write_jsonl(
-        cfg.out_dir / "train_log.jsonl",
-        [{"seed": seed, **row} for seed, run in runs.items() for row in read_jsonl(run.run_dir / "train_log.jsonl")],
-    )
+    """Every seed's training log and training samples, each row with its seed, into out_dir,
+    and their dynamics by kernel family; the first seed's archive as archive.json and every
+    seed's archive stats beside it."""
+    log = [{"seed": seed, **row} for seed, run in runs.items() for row in read_jsonl(run.run_dir / "train_log.jsonl")]
+    write_jsonl(cfg.out_dir / "train_log.jsonl", log)
     # A warm start's scored samples were shown in training too: step 0, phase warm_start.
     scored = []
     for seed, run in runs.items():
@@ -487,6 +489,7 @@ def _collect_training(cfg: ExperimentConfig, runs: dict[int, ExperimentConfig]) 
             scored += [{"seed": seed, "step": 0, "phase": WARM_START, **row} for row in read_jsonl(warm)]
         scored += [{"seed": seed, "phase": "grpo", **row} for row in read_jsonl(run.run_dir / TRAINING_SAMPLES)]
     write_jsonl(cfg.out_dir / TRAINING_SAMPLES, scored)
+    write_json(cfg.out_dir / "dynamics.json", family_dynamics(scored, log))
     if cfg.warm_start:
         write_json(
             cfg.out_dir / "warm_start.json",

@@ -69,7 +69,7 @@ from lab.harness.evaluate import EvalResult, evaluate_batch
 from lab.harness.extract import source_or_none
 from lab.harness.problems import load_problem
 from lab.rl.sqd import TechniqueArchive, descriptor, permission_violation
-from lab.techniques import confirm, detect
+from lab.techniques import TECHNIQUES, confirm, detect
 
 
 def reward_from_result(result: EvalResult, config: RewardConfig, scale: float = 1.0) -> float | None:
@@ -315,7 +315,10 @@ class HarnessReward:
     their modes, `last_violations` why each broke its permitted set (None if it did not),
     `last_improved` whether it beat its archive cell's elite as the batch found it (an empty
     cell counts: copies of a kernel all do), `last_measured` whether
-    the harness compiled and ran it (lab.config.RAN_STATUSES), and `last_rows`,
+    the harness compiled and ran it (lab.config.RAN_STATUSES), `last_techniques` the techniques
+    its kernel uses as the permission check and the archive judged them (None: no kernel),
+    `last_rewards` each row's whole reward (the terms' sum; None where the group rule left a
+    row unscored), and `last_rows`,
     `last_stages`, `last_permitted`, `last_problems` the SQD columns, for the training log;
     `started`/`finished` time the scoring.
 
@@ -348,6 +351,8 @@ class HarnessReward:
         self.last_violations: list[str | None] = []
         self.last_improved: list[bool] = []
         self.last_measured: list[bool] = []
+        self.last_techniques: list[list[str] | None] = []
+        self.last_rewards: list[float | None] = []
         self.last_rows: list[int] = []
         self.last_stages: list[int] = []  # the stage each row was drawn in
         self.last_problems: list[str] = []
@@ -372,9 +377,10 @@ class HarnessReward:
 
     def _score(
         self, completions, problem, permitted, mode
-    ) -> tuple[list[EvalResult], list[str | None], list[bool], list[bool]]:
+    ) -> tuple[list[EvalResult], list[str | None], list[bool], list[bool], list[frozenset[str] | None]]:
         """(results, each row's permission violation or None, whether it filled or improved an
-        archive cell as the batch found it, whether the harness compiled and ran it)."""
+        archive cell as the batch found it, whether the harness compiled and ran it, the
+        techniques its kernel uses: detected, corrected by its object where one was built)."""
         n = len(completions)
         problems = list(problem or [self.problem] * n)
         configs = [self.measure.for_mode(m) for m in (mode or [None] * n)]
@@ -422,16 +428,17 @@ class HarnessReward:
         for i in entering:
             improved[i] = before[i] is None or results[i].gflops > before[i]
             self.archives[problems[i]].add(used[i], results[i].gflops, sources[i])
-        return results, violations, improved, measured
+        return results, violations, improved, measured, used
 
     def _score_batch(self, completions: list[Any], kwargs: dict[str, Any]) -> list[str]:
         """Score a batch as TRL hands it over and record it (the `last_*` fields); returns each
         row's group."""
         self.started = time.monotonic()
         problems = kwargs.get("problem") or [self.problem] * len(completions)
-        self.last, self.last_violations, self.last_improved, self.last_measured = self._score(
+        self.last, self.last_violations, self.last_improved, self.last_measured, used = self._score(
             completions, problems, kwargs.get("permitted"), kwargs.get("mode")
         )
+        self.last_techniques = [[t for t in TECHNIQUES if t in u] if u is not None else None for u in used]
         self.last_permitted = [descriptor(p) if p is not None else None for p in kwargs.get("permitted") or []]
         self.last_rows, self.last_stages = list(kwargs.get("row") or []), list(kwargs.get("stage") or [])
         self.last_problems = list(problems)
@@ -447,7 +454,8 @@ class HarnessReward:
         self._batch = None  # this call scores the batch anew: the terms must not reuse an older scoring
         groups = self._score_batch(completions, kwargs)
         scales = [performance_scale(v, up, self.sqd) for v, up in zip(self.last_violations, self.last_improved)]
-        return group_rewards(self.last, groups, self.reward, scales)
+        self.last_rewards = group_rewards(self.last, groups, self.reward, scales)
+        return self.last_rewards
 
     def term(self, name: str, completions: list[Any], **kwargs: Any) -> list[float | None]:
         """One of TERMS for a batch (what `terms` return). The first term asked for a batch scores
@@ -471,6 +479,13 @@ class HarnessReward:
                 unscored_as_none=self.unscored_as_none,
             )
             batch = self._batch = _Batch(key, terms)
+            # As TRL sums the terms: a None term counts 0, a row with every term None is unscored.
+            self.last_rewards = [
+                None
+                if all(v is None for v in values)
+                else sum(w * v for w, v in zip(TERM_WEIGHTS, values) if v is not None)
+                for values in zip(*(terms[t] for t in TERMS))
+            ]
         batch.served.add(name)
         # The step log's reward time covers every term's call (the later ones only read the scoring).
         self.finished = time.monotonic()

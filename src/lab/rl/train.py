@@ -168,10 +168,14 @@ def _sample_records(step: int, reward_fn: HarnessReward) -> list[dict]:
             "violation": violation,
             "archive_improved": up,
             "measured": ran,
+            # What the training dynamics follow (lab.analysis.dynamics): the kernel's techniques
+            # (None: no kernel) and the reward the harness's terms gave it.
+            "techniques": used,
+            "reward": reward,
             "host": r.host,  # where it was measured (a cluster worker's host, or this machine)
             "machine": r.machine,
         }
-        for r, text, problem, mode, allowed, violation, up, ran in zip(
+        for r, text, problem, mode, allowed, violation, up, ran, used, reward in zip(
             reward_fn.last,
             reward_fn.last_texts,
             reward_fn.last_problems,
@@ -180,6 +184,9 @@ def _sample_records(step: int, reward_fn: HarnessReward) -> list[dict]:
             reward_fn.last_violations,
             reward_fn.last_improved,
             reward_fn.last_measured,
+            reward_fn.last_techniques,
+            reward_fn.last_rewards,
+            strict=True,
         )
     ]
 
@@ -397,6 +404,7 @@ def build_trainer(
         max_completion_length=t.max_completion_length,
         loss_type=t.loss_type,
         beta=t.beta,
+        **t.exploration(),
         seed=config.seed,
         logging_steps=1,
         save_steps=t.save_steps,
