@@ -61,12 +61,14 @@ def _fake_arm(cfg, seeds, p_ok, rate, steps=None, batch=None):
         str(s): {"pass_at_1": p_ok, "mean_gflops_ok": rate + s, "median_gflops_ok": rate, "expected_speedup": 1.0}
         for s in seeds
     }
+    sets = {"loop_reorder": 3, "packing+register_blocking+simd": 1}  # a quarter in the fast family
     write_json(
-        out / "metrics.json", {"complete": True, "n_samples": len(samples), "seeds": seeds, "per_seed": per_seed}
+        out / "metrics.json",
+        {"complete": True, "n_samples": len(samples), "seeds": seeds, "per_seed": per_seed, "technique_sets_ok": sets},
     )
     if cfg.kind == "grpo":
         log = [
-            {"seed": s, "step": k, "status_counts": {"ok": batch or cfg.train.batch_size}}
+            {"seed": s, "step": k, "status_counts": {"ok": batch or cfg.train.batch_size}, "entropy": 0.1 * s + 1 / k}
             for s in seeds
             for k in range(1, (steps or cfg.train.steps) + 1)
         ]
@@ -96,6 +98,11 @@ def test_comparison_of_finished_arms(tmp_path):
     assert summary["pairs"][2]["per_seed"]["mean_gflops_ok"] == {"0": -18.0, "1": -18.0}  # seed by seed
     assert "per_seed" not in summary["pairs"][0]  # the baseline has no training seeds to pair
     assert summary["arms"]["grpo"]["reward_evaluations"] == 2 * config.experiment("grpo").train.steps * 4
+    # Collapse and diversity in the headline: the fast family's share, the entropy at the last step.
+    steps = config.experiment("grpo").train.steps
+    assert summary["arms"]["grpo"]["metrics"]["fast_family_share"] == 0.25
+    assert summary["arms"]["grpo"]["metrics"]["entropy_final"] == pytest.approx(0.05 + 1 / steps)
+    assert summary["arms"]["baseline"]["metrics"]["entropy_final"] is None
 
 
 ABLATION_PATH = ROOT / "configs" / "ablation.yaml"

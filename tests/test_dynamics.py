@@ -81,3 +81,17 @@ def test_the_family_figure_draws_trained_arms_and_skips_the_rest(tmp_path, saved
     assert len(fig.axes) == 2 * len(plots.FAMILY_PANELS)
     assert {line.get_label() for line in fig.axes[0].lines} == {"none", "loop"}
     assert plots.family_dynamics({"baseline": results["baseline"]}, tmp_path / "none") is None
+
+
+def test_the_table_shows_each_written_family_first_and_last():
+    from lab.analysis.dynamics import markdown_table
+
+    samples = [_sample(1, ["loop_reorder"], reward=10.0), _sample(1, ["simd", "packing"], "compile_error", -40.0)]
+    samples += [_sample(2, ["loop_reorder"], reward=20.0), _sample(2, ["loop_reorder"], reward=30.0)]
+    log = [{"seed": 0, "step": 1, "entropy": 0.4, "frac_reward_zero_std": 0.0}]
+    log += [{"seed": 0, "step": 2, "entropy": 0.05, "frac_reward_zero_std": 1.0}]
+    table = markdown_table({"grpo": family_dynamics(samples, log)}, {"grpo": "GRPO"})
+    lines = table.splitlines()
+    assert len(lines) == 2 + 2  # header, rule, and the two families written
+    assert lines[2] == "| GRPO | 0.40 → 0.05 | 0% → 100% | loop | 50% → 100% | 100% → 100% | 10.0 → 25.0 |"
+    assert lines[3] == "|  | | | fast | 50% → 0% | 0% → — | -40.0 → — |"  # arm, entropy and spread once

@@ -38,12 +38,14 @@ from __future__ import annotations
 
 import itertools
 import os
+import statistics
 from pathlib import Path
 
 from lab.analysis.intervals import difference, holm, verdict
 from lab.config import ExperimentConfig, LabConfig, changed_fields
 from lab.files import read_json, read_jsonl, write_json
 from lab.results import RUN_FACTS, is_finished, project_dir
+from lab.techniques import family
 
 #: The metrics compared (names of lab.analysis.metrics / intervals).
 METRICS = ("pass_at_1", "mean_gflops_ok", "median_gflops_ok", "expected_speedup")
@@ -152,6 +154,10 @@ def _arm(cfg: ExperimentConfig) -> dict:
     sets = metrics.get("technique_sets_ok") or {}
     headline["dominant_share"] = max(sets.values()) / sum(sets.values()) if sets else None
     headline["dominant_set"] = max(sets, key=sets.get) if sets else None
+    # The fast family (lab.techniques.family): vector code over a packed or register-blocked structure.
+    fast = sum(c for key, c in sets.items() if family([] if key == "none" else key.split("+")) == "fast")
+    headline["fast_family_share"] = fast / sum(sets.values()) if sets else None
+    headline["entropy_final"] = _final_entropy(cfg.out_dir / "train_log.jsonl") if trained else None
     return {
         "kind": cfg.kind,
         "sqd": cfg.sqd is not None,
@@ -170,6 +176,15 @@ def _arm(cfg: ExperimentConfig) -> dict:
         "_samples": samples,
         "_clusters": [s["seed"] for s in samples] if trained else None,
     }
+
+
+def _final_entropy(log_path: Path) -> float | None:
+    """The policy's entropy (nats per token, as TRL logs it) at each seed's last step, averaged."""
+    last: dict = {}
+    for row in read_jsonl(log_path) if log_path.exists() else []:
+        if row.get("entropy") is not None and row["step"] >= last.get(row.get("seed", 0), (0, None))[0]:
+            last[row.get("seed", 0)] = (row["step"], row["entropy"])
+    return statistics.fmean(e for _, e in last.values()) if last else None
 
 
 def _warm_starts(cfg: ExperimentConfig) -> dict:

@@ -13,7 +13,8 @@ completions), `ok_share` (of its ok completions), `success` (ok / attempts) and 
 Completions with no kernel (format_error) have no family: `no_kernel` counts them. From the
 training log, per step: the policy's entropy and the share of groups whose rewards were all
 equal (no GRPO signal), each the mean over seeds. `windows` sums the families over the first and
-the last fifth of the steps: a family found early and lost later shows there.
+the last fifth of the steps, with the mean entropy and zero-spread share there: a family found
+early and lost later shows in them. `markdown_table` renders the windows of several arms.
 
 Warm-start samples (phase `warm_start`) are left out: they are not GRPO's. Samples recorded
 without techniques (results older than the record's `techniques` field) give an empty result.
@@ -84,13 +85,54 @@ def family_dynamics(training_samples: list[dict], train_log: list[dict] | None =
         )
     ordered = sorted(by_step)
     fifth = max(1, len(ordered) // 5)
-    windows = {
-        name: {"steps": [part[0], part[-1]], "families": _tally([r for s in part for r in by_step[s]])}
-        for name, part in (("first", ordered[:fifth]), ("last", ordered[-fifth:]))
-    }
+    windows = {}
+    for name, part in (("first", ordered[:fifth]), ("last", ordered[-fifth:])):
+        logged_part = {key: [v for s in part for v in logged[s][key]] for key in LOG_KEYS}
+        windows[name] = {
+            "steps": [part[0], part[-1]],
+            **{key: statistics.fmean(v) if v else None for key, v in logged_part.items()},
+            "families": _tally([r for s in part for r in by_step[s]]),
+        }
     return {
         "families": list(FAMILIES),
         "seeds": sorted({r.get("seed", 0) for r in rows}),
         "steps": steps,
         "windows": windows,
     }
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{x:.0%}"
+
+
+def _num(x: float | None, digits: int = 2) -> str:
+    return "—" if x is None else f"{x:.{digits}f}"
+
+
+def markdown_table(arms: dict[str, dict], names: dict[str, str] | None = None) -> str:
+    """One row per arm (its `family_dynamics`) and family it wrote: the family's share of the
+    completions, its success rate and its mean reward in the first and the last fifth of the
+    steps, with the arm's entropy and zero-spread share in those windows on its first row.
+    `names` labels the arms (default: their keys)."""
+    header = (
+        "| arm | entropy (nats/token), first → last fifth | groups with no reward spread | family "
+        "| share of completions | ok of its attempts | mean reward |"
+    )
+    lines = [header, "|---|---|---|---|---|---|---|"]
+    for arm, d in arms.items():
+        first, last = d["windows"]["first"], d["windows"]["last"]
+        written = [f for f in d["families"] if first["families"][f]["attempts"] or last["families"][f]["attempts"]]
+        for i, fam in enumerate(written):
+            a, b = first["families"][fam], last["families"][fam]
+            lead = (
+                f"{(names or {}).get(arm, arm)} | {_num(first['entropy'])} → {_num(last['entropy'])} "
+                f"| {_pct(first['frac_reward_zero_std'])} → {_pct(last['frac_reward_zero_std'])}"
+                if i == 0
+                else " | |"
+            )
+            lines.append(
+                f"| {lead} | {fam} | {_pct(a['share'])} → {_pct(b['share'])} "
+                f"| {_pct(a['success'])} → {_pct(b['success'])} "
+                f"| {_num(a['mean_reward'], 1)} → {_num(b['mean_reward'], 1)} |"
+            )
+    return "\n".join(lines)
