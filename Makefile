@@ -134,12 +134,12 @@ fresh-ablation: $(STAMP)
 	$(FORGET) $(ABLATION_CONFIG) | xargs rm -rf
 
 # TRL's exploration options against the default GRPO arm (configs/exploration.yaml), each arm with
-# its per-step dynamics by kernel family, compared (results/exploration/comparison.json) and drawn.
+# its per-step dynamics by kernel family, compared with the GRPO arm (results/exploration/
+# comparison.json) and drawn (results/exploration/figures): about half an hour on 2 cores.
 exploration: $(SEED_MODEL)/config.json
 	$(BIN)/lab run --config configs/exploration.yaml
-	$(BIN)/lab compare --config configs/exploration.yaml --against grpo
 	@mkdir -p $(EXECUTED)
-	$(PAPERMILL) notebooks/04_figures.ipynb $(EXECUTED)/04_figures_exploration.ipynb -p config configs/exploration.yaml
+	$(PAPERMILL) notebooks/04_figures.ipynb $(EXECUTED)/04_figures_exploration.ipynb -p config configs/exploration.yaml -p against grpo
 
 # The long runs: LONG_CONFIG's arms trained with every seed, then compared
 # (results/long/comparison.json) and drawn (results/long/figures: learning curve, training

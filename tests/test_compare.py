@@ -10,7 +10,7 @@ import yaml
 from lab.analysis.compare import check_budget, check_fair, compare
 from lab.cli import main
 from lab.config import load_config
-from lab.files import write_json, write_jsonl
+from lab.files import read_jsonl, write_json, write_jsonl
 from tests.conftest import ROOT, assert_drawn
 
 SMOKE_PATH = ROOT / "configs" / "smoke.yaml"
@@ -158,6 +158,35 @@ def test_a_short_training_log_is_refused(tmp_path):
     _fake_arm(cfg, cfg.seeds, 0.5, 1.0, batch=3)
     with pytest.raises(RuntimeError, match="seed 0"):
         check_budget(cfg)
+
+
+def test_reused_batches_count_once_in_the_budget(tmp_path):
+    """With num_iterations k, TRL generates and scores a batch every k steps and trains on it k
+    times: the budget is the batches scored, so an arm with twice the steps and two updates per
+    batch is fair against the reference, and its log's reused steps do not count again."""
+    config = load_config(ABLATION_PATH, ["experiments.lr_high.train.num_iterations=2"])
+    with pytest.raises(ValueError, match="train budget"):
+        check_fair(config, "grpo")
+    steps = config.experiment("grpo").train.steps
+    fair = load_config(
+        ABLATION_PATH,
+        [
+            f"results_dir={tmp_path}",
+            "experiments.lr_high.train.num_iterations=2",
+            f"experiments.lr_high.train.steps={2 * steps}",
+        ],
+    )
+    check_fair(fair, "grpo")
+    cfg = fair.experiment("lr_high")
+    _fake_arm(cfg, cfg.seeds, 0.5, 1.0)
+    log = read_jsonl(cfg.out_dir / "train_log.jsonl")
+    for row in log:  # the steps that reuse the last batch have no generation time
+        row["generation_s"] = 1.0 if row["step"] % 2 else None
+    write_jsonl(cfg.out_dir / "train_log.jsonl", log)
+    assert check_budget(cfg) == len(cfg.seeds) * steps * cfg.train.batch_size
+    write_jsonl(cfg.out_dir / "train_log.jsonl", [{**row, "generation_s": 1.0} for row in log])
+    with pytest.raises(RuntimeError, match="batches of"):
+        check_budget(cfg)  # every step scored anew: twice the reference's evaluations
 
 
 @pytest.mark.slow

@@ -27,6 +27,16 @@ RESULTS_DOCS = "docs/results"
 #: The arms of configs/default.yaml as docs/results/dgemm.md and the README name them.
 DGEMM_NAMES = {"baseline": "base policy", "grpo": "GRPO", "grpo_sqd": "GRPO+SQD", "grpo_rft": "warm start + GRPO"}
 
+#: The exploration screen's arms (configs/exploration.yaml) and its results folder.
+EXPLORATION_NAMES = {
+    "grpo": "GRPO (reference)",
+    "clip_higher": "clip-higher (epsilon_high 0.28)",
+    "unscaled": "advantages not scaled by the group's std",
+    "adaptive_entropy": "adaptive entropy bonus (target 0.3)",
+    "combined": "the three together",
+}
+EXPLORATION = "results/machines/1bbdda6206f8/exploration"
+
 #: results folder -> (the arms' names as the documents show them, its page under docs/results).
 COMPARISONS = {
     "results": (DGEMM_NAMES, "dgemm.md"),
@@ -42,6 +52,8 @@ COMPARISONS = {
         },
         "long.md",
     ),
+    #: TRL's exploration options against the GRPO arm (configs/exploration.yaml), on the second machine.
+    EXPLORATION: (EXPLORATION_NAMES, "exploration.md"),
     "results/ablation": (
         {
             "grpo": "reference",
@@ -111,6 +123,20 @@ def _seed_policy() -> list[tuple[str, tuple[str, ...]]]:
     return [(table([ROOT / folder for folder in SEED_TIERS]), ("docs/seed_policy.md",))]
 
 
+def _exploration_dynamics() -> list[tuple[str, tuple[str, ...]]]:
+    from lab.analysis.dynamics import family_dynamics, markdown_table
+    from lab.files import read_jsonl
+
+    arms = {}
+    for name in EXPLORATION_NAMES:
+        folder = ROOT / EXPLORATION / name
+        if (folder / "metrics.json").exists():
+            arms[name] = family_dynamics(
+                read_jsonl(folder / "training_samples.jsonl"), read_jsonl(folder / "train_log.jsonl")
+            )
+    return [(markdown_table(arms, EXPLORATION_NAMES), (_page("exploration.md"),))]
+
+
 #: Each source of results tables -> its tables rendered from the committed JSON, each with the
 #: files it must appear in (its page under docs/results; the README too for a study's headline).
 SOURCES = {
@@ -120,6 +146,7 @@ SOURCES = {
     "results/detector.json": _detector,
     "results/bench_cluster.json": _cluster_bench,
     f"{SEED_TIERS[0]}/seed_policy.json": _seed_policy,
+    f"{EXPLORATION}/grpo/dynamics.json": _exploration_dynamics,
 }
 
 

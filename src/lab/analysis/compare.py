@@ -84,10 +84,10 @@ def check_fair(config: LabConfig, reference: str | None = None, suites: bool = F
             diff = [k for k in _SHARED if _settings(a)[k] != ref[k]]
             if diff:
                 raise ValueError(f"unfair comparison: {a.name} and {reference} differ in {', '.join(diff)}")
-        budgets = {a.name: (a.train.steps, a.train.batch_size) for a in arms if a.kind == "grpo"}
+        budgets = {a.name: (generations(a), a.train.batch_size) for a in arms if a.kind == "grpo"}
         if len(set(budgets.values())) > 1:
             raise ValueError(
-                "unfair comparison: the trained arms differ in train budget (steps x group_size x "
+                "unfair comparison: the trained arms differ in train budget (generated batches x group_size x "
                 f"prompts_per_step): {', '.join(f'{n} {s} x {b}' for n, (s, b) in budgets.items())}"
             )
         return
@@ -113,20 +113,31 @@ def _at(config: dict, path: str):
     return config
 
 
+def generations(cfg: ExperimentConfig) -> int:
+    """The batches a trained arm generated and scored per seed: TRL reuses each batch for
+    train.num_iterations optimizer steps, so it generates at every num_iterations-th step."""
+    return -(-cfg.train.steps // cfg.train.num_iterations)
+
+
 def check_budget(cfg: ExperimentConfig) -> int:
     """The reward evaluations of a trained arm; raises RuntimeError unless its log shows every
-    step of every seed with a full batch."""
+    step of every seed, and a full batch scored at each of its `generations` steps that
+    generated one (with num_iterations > 1 the steps between reuse the last batch: their log
+    rows have no generation time; a log older than that field counts every row)."""
     log = read_jsonl(cfg.out_dir / "train_log.jsonl")
     total = 0
     for seed in cfg.seeds:
         rows = [r for r in log if r.get("seed") == seed]
-        counts = [sum(r["status_counts"].values()) for r in rows]
-        if [r["step"] for r in rows] != list(range(1, cfg.train.steps + 1)) or any(
-            c != cfg.train.batch_size for c in counts
+        counts = [sum(r["status_counts"].values()) for r in rows if r.get("generation_s", 0.0) is not None]
+        if (
+            [r["step"] for r in rows] != list(range(1, cfg.train.steps + 1))
+            or len(counts) != generations(cfg)
+            or any(c != cfg.train.batch_size for c in counts)
         ):
             raise RuntimeError(
-                f"{cfg.out_dir}: seed {seed}'s training log does not show {cfg.train.steps} steps of "
-                f"{cfg.train.batch_size} reward evaluations each; the comparison would be unfair"
+                f"{cfg.out_dir}: seed {seed}'s training log does not show {cfg.train.steps} steps with "
+                f"{generations(cfg)} batches of {cfg.train.batch_size} reward evaluations; the comparison "
+                "would be unfair"
             )
         total += sum(counts)
     return total

@@ -753,7 +753,7 @@ def family_dynamics(results: dict, out: Path) -> Path | None:
         len(arms), len(FAMILY_PANELS), figsize=(4.4 * len(FAMILY_PANELS) + 1.5, 3.4 * len(arms)), squeeze=False
     )
     families = next(iter(arms.values()))["families"]
-    colors = dict(zip(families, sns.color_palette("viridis", len(families))))
+    colors = dict(zip(families, sns.color_palette("colorblind", len(families))))
     for row, (name, d) in zip(axes, arms.items()):
         steps = [s["step"] for s in d["steps"]]
         for ax, (key, label) in zip(row, FAMILY_PANELS.items()):

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lab.analysis.compare import generations
 from lab.config import ExperimentConfig, LabConfig
 
 #: The notebooks, by what they present.
@@ -93,7 +94,7 @@ def reward_evaluations(cfg: ExperimentConfig) -> dict[str, int]:
     checkpoints = (cfg.train.steps - 1) // cfg.train.save_steps if trained else 0  # the last step's is the final
     curve_points = (1 + (cfg.warm_start is not None) + checkpoints) if trained and cfg.evaluation.curve_samples else 0
     return {
-        "training": seeds * cfg.train.steps * cfg.train.batch_size if trained else 0,
+        "training": seeds * generations(cfg) * cfg.train.batch_size if trained else 0,
         "warm_start": seeds * cfg.warm_start.samples if cfg.warm_start is not None else 0,
         "evaluation": seeds * entries * (cfg.evaluation.samples + cfg.evaluation.restricted_samples),
         "learning_curve": seeds * entries * cfg.evaluation.curve_samples * curve_points,
