@@ -32,8 +32,8 @@ EXPLORATION_NAMES = {
     "grpo": "GRPO (reference)",
     "clip_higher": "clip-higher (epsilon_high 0.28)",
     "unscaled": "advantages not scaled by the group's std",
-    "adaptive_entropy": "adaptive entropy bonus (target 0.3)",
-    "combined": "the three together",
+    "adaptive_entropy": "adaptive entropy bonus (target 0.45)",
+    "combined": "both together",
 }
 EXPLORATION = "results/machines/1bbdda6206f8/exploration"
 
