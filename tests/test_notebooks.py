@@ -87,7 +87,8 @@ def test_parameter_cells_hold_only_the_config_path_and_experiment(name):
     params = _parameter_cells(name)
     assert len(params) == 1
     assigned = set(re.findall(r"^(\w+)\s*=", params[0].source, re.M))
-    assert assigned == ({"config"} if name in ("04_figures", SUITE_NOTEBOOK) else {"config", "experiment"})
+    expected = {"04_figures": {"config", "against"}, SUITE_NOTEBOOK: {"config"}}  # against: a reference arm
+    assert assigned == expected.get(name, {"config", "experiment"})
     assert ("configs/suite.yaml" if name == SUITE_NOTEBOOK else "configs/default.yaml") in params[0].source
 
 

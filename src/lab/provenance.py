@@ -72,6 +72,8 @@ NOT_MEASURED = {
     "results.py": "where a config's results live, and reading them",
     "pipeline/reuse.py": "decides reuse from these facts",
     "pipeline/plan.py": "the order arms run in, and what they cost",
+    "analysis/dynamics.py": "tallies training samples already recorded (dynamics.json is redrawn from them)",
+    "analysis/compare.py": "compares finished arms, and counts the batches a budget generates (for plan.py)",
     "policy/seed_policy": "builds the policy, whose weights are compared by their sha256",
 }
 
