@@ -38,9 +38,9 @@ from __future__ import annotations
 
 import itertools
 import os
-import statistics
 from pathlib import Path
 
+from lab.analysis.dynamics import final_log_means
 from lab.analysis.intervals import difference, holm, verdict
 from lab.config import ExperimentConfig, LabConfig, changed_fields
 from lab.files import read_json, read_jsonl, write_json
@@ -119,12 +119,13 @@ def generations(cfg: ExperimentConfig) -> int:
     return -(-cfg.train.steps // cfg.train.num_iterations)
 
 
-def check_budget(cfg: ExperimentConfig) -> int:
-    """The reward evaluations of a trained arm; raises RuntimeError unless its log shows every
-    step of every seed, and a full batch scored at each of its `generations` steps that
-    generated one (with num_iterations > 1 the steps between reuse the last batch: their log
-    rows have no generation time; a log older than that field counts every row)."""
-    log = read_jsonl(cfg.out_dir / "train_log.jsonl")
+def check_budget(cfg: ExperimentConfig, log: list[dict] | None = None) -> int:
+    """The reward evaluations of a trained arm; raises RuntimeError unless its log (read from
+    its results unless given) shows every step of every seed, and a full batch scored at each
+    of its `generations` steps that generated one (with num_iterations > 1 the steps between
+    reuse the last batch: their log rows have no generation time; a log older than that field
+    counts every row)."""
+    log = read_jsonl(cfg.out_dir / "train_log.jsonl") if log is None else log
     total = 0
     for seed in cfg.seeds:
         rows = [r for r in log if r.get("seed") == seed]
@@ -168,11 +169,12 @@ def _arm(cfg: ExperimentConfig) -> dict:
     # The fast family (lab.techniques.family): vector code over a packed or register-blocked structure.
     fast = sum(c for key, c in sets.items() if family([] if key == "none" else key.split("+")) == "fast")
     headline["fast_family_share"] = fast / sum(sets.values()) if sets else None
-    headline["entropy_final"] = _final_entropy(cfg.out_dir / "train_log.jsonl") if trained else None
+    log = read_jsonl(cfg.out_dir / "train_log.jsonl") if trained else []
+    headline["entropy_final"] = final_log_means(log)["entropy"]  # each seed's last step (check_budget)
     return {
         "kind": cfg.kind,
         "sqd": cfg.sqd is not None,
-        "reward_evaluations": check_budget(cfg) if trained else 0,
+        "reward_evaluations": check_budget(cfg, log) if trained else 0,
         "warm_start_evaluations": sum(s["scored"] for s in _warm_starts(cfg).values()),
         "training_best_gflops": (metrics.get("training") or {}).get("best_gflops"),
         # What training saw: best kernel per seed, groups without reward spread, truncation.
@@ -187,15 +189,6 @@ def _arm(cfg: ExperimentConfig) -> dict:
         "_samples": samples,
         "_clusters": [s["seed"] for s in samples] if trained else None,
     }
-
-
-def _final_entropy(log_path: Path) -> float | None:
-    """The policy's entropy (nats per token, as TRL logs it) at each seed's last step, averaged."""
-    last: dict = {}
-    for row in read_jsonl(log_path) if log_path.exists() else []:
-        if row.get("entropy") is not None and row["step"] >= last.get(row.get("seed", 0), (0, None))[0]:
-            last[row.get("seed", 0)] = (row["step"], row["entropy"])
-    return statistics.fmean(e for _, e in last.values()) if last else None
 
 
 def _warm_starts(cfg: ExperimentConfig) -> dict:

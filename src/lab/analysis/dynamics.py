@@ -31,6 +31,27 @@ from lab.techniques import FAMILIES, family
 LOG_KEYS = ("entropy", "frac_reward_zero_std")
 
 
+def _logged(train_log: list[dict]) -> dict[int, dict[str, list[float]]]:
+    """Per step, each of LOG_KEYS as the seeds logged it."""
+    logged: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for entry in train_log:
+        for key in LOG_KEYS:
+            if entry.get(key) is not None:
+                logged[entry["step"]][key].append(float(entry[key]))
+    return logged
+
+
+def log_means(values: dict[str, list[float]]) -> dict[str, float | None]:
+    """Each of LOG_KEYS averaged over its values (None without any)."""
+    return {key: statistics.fmean(v) if (v := values.get(key)) else None for key in LOG_KEYS}
+
+
+def final_log_means(train_log: list[dict]) -> dict[str, float | None]:
+    """LOG_KEYS at the log's last step, averaged over the seeds (None for an empty log)."""
+    logged = _logged(train_log)
+    return log_means(logged[max(logged)] if logged else {})
+
+
 def _tally(rows: list[dict]) -> dict[str, dict]:
     """Per family: attempts, ok, share, ok_share, success and mean_reward over `rows`."""
     n = len(rows)
@@ -65,11 +86,7 @@ def family_dynamics(training_samples: list[dict], train_log: list[dict] | None =
     by_step: dict[int, list[dict]] = defaultdict(list)
     for r in rows:
         by_step[r["step"]].append(r)
-    logged: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for entry in train_log or []:
-        for key in LOG_KEYS:
-            if entry.get(key) is not None:
-                logged[entry["step"]][key].append(float(entry[key]))
+    logged = _logged(train_log or [])
     steps = []
     for step in sorted(by_step):
         batch = by_step[step]
@@ -79,7 +96,7 @@ def family_dynamics(training_samples: list[dict], train_log: list[dict] | None =
                 "n": len(batch),
                 "seeds": len({r.get("seed", 0) for r in batch}),
                 "no_kernel": sum(r["family"] is None for r in batch),
-                **{key: statistics.fmean(v) if (v := logged[step][key]) else None for key in LOG_KEYS},
+                **log_means(logged[step]),
                 "families": _tally(batch),
             }
         )
@@ -87,10 +104,9 @@ def family_dynamics(training_samples: list[dict], train_log: list[dict] | None =
     fifth = max(1, len(ordered) // 5)
     windows = {}
     for name, part in (("first", ordered[:fifth]), ("last", ordered[-fifth:])):
-        logged_part = {key: [v for s in part for v in logged[s][key]] for key in LOG_KEYS}
         windows[name] = {
             "steps": [part[0], part[-1]],
-            **{key: statistics.fmean(v) if v else None for key, v in logged_part.items()},
+            **log_means({key: [v for s in part for v in logged[s][key]] for key in LOG_KEYS}),
             "families": _tally([r for s in part for r in by_step[s]]),
         }
     return {
