@@ -3,6 +3,7 @@
 #   make suite      the base policy and GRPO on the eight-problem suite (about an hour)
 #   make ablation   GRPO's settings one at a time against the default arm (about an hour)
 #   make exploration  TRL's exploration options against the default GRPO arm, with their dynamics
+#   make demonstrations  whether GRPO keeps the fast family when its warm start shows it correct kernels
 #   make long       GRPO and the warm-started arm at 200 steps, beside the base policy (about 45 minutes)
 #   make sqd-study  plain GRPO and the SQD variants on DGEMM, serial and OpenMP (under two hours)
 #   make test       lint, layers contract and the full test suite (what CI runs)
@@ -43,7 +44,7 @@ HERE := calibrate autotune seed-report score-examples detector-report bench-harn
 EXAMPLE_FILES = $(foreach m,serial_t1 openmp_t1 openmp_t2,$(RESULTS)/examples/dgemm_$(m).json)
 RESULT_FILES = $(RESULTS)/machine.json $(EXAMPLE_FILES) $(RESULTS)/autotune.json $(RESULTS)/seed_policy.json
 
-.PHONY: setup test test-fast lint reproduce reproduce-here smoke experiments suite fresh fresh-suite ablation fresh-ablation exploration long fresh-long sqd-study sqd-study-suite sqd-long detector-report figures lab calibrate score-examples \
+.PHONY: setup test test-fast lint reproduce reproduce-here smoke experiments suite fresh fresh-suite ablation fresh-ablation exploration demonstrations long fresh-long sqd-study sqd-study-suite sqd-long detector-report figures lab calibrate score-examples \
 	bench-harness bench-window bench-cluster test-time seed-numerics seed-model seed-report autotune compare clean
 
 setup: $(STAMP)
@@ -140,6 +141,14 @@ exploration: $(SEED_MODEL)/config.json
 	$(BIN)/lab run --config configs/exploration.yaml
 	@mkdir -p $(EXECUTED)
 	$(PAPERMILL) notebooks/04_figures.ipynb $(EXECUTED)/04_figures_exploration.ipynb -p config configs/exploration.yaml -p against grpo
+
+# Does GRPO keep DGEMM's fast family once the policy it starts from writes it? A warm start that
+# also fine-tunes on the kernel generator's verified sweep, with and without a KL penalty towards
+# it, against the default GRPO arm (configs/demonstrations.yaml; results/demonstrations).
+demonstrations: $(SEED_MODEL)/config.json
+	$(BIN)/lab run --config configs/demonstrations.yaml
+	@mkdir -p $(EXECUTED)
+	$(PAPERMILL) notebooks/04_figures.ipynb $(EXECUTED)/04_figures_demonstrations.ipynb -p config configs/demonstrations.yaml -p against grpo
 
 # The long runs: LONG_CONFIG's arms trained with every seed, then compared
 # (results/long/comparison.json) and drawn (results/long/figures: learning curve, training

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from lab.config import ExperimentConfig, LabConfig, load_config
 from lab.pipeline.plan import ASSUMED_EVAL_S, Step, notebook_plan, reward_evaluations, run_cost
+from lab.rl.warm_start import demonstration_records
 from tests.conftest import ROOT
 
 
@@ -27,6 +28,9 @@ def test_reward_evaluations_count_every_part_of_a_run():
     # per seed; the learning curve at step 0, after the warm start and at steps 10, 20, 30 (40 is the final).
     assert parts == {"training": 1920, "warm_start": 384, "evaluation": 144, "learning_curve": 3 * 16 * 5}
     assert reward_evaluations(ExperimentConfig())["training"] == 0  # a baseline does not train
+    # Demonstrations are scored too: the generator's sweep of each (problem, mode), per seed.
+    shown = load_config(ROOT / "configs" / "demonstrations.yaml").experiment("demonstrations")
+    assert reward_evaluations(shown)["warm_start"] == 384 + 3 * len(demonstration_records("dgemm", "serial", 1, 0))
 
 
 def test_the_cost_uses_this_machines_benchmark_or_says_where_its_rate_comes_from(tmp_path):

@@ -144,3 +144,47 @@ def test_the_fine_tuning_prompt_leaves_the_bos_token_to_the_tokenizer(smoke_poli
     # The project's own policy has no such token: its prompts pass unchanged.
     tokenizer = AutoTokenizer.from_pretrained(str(smoke_policy))
     assert "<|user|>\nhi\n".removeprefix(ws._added_bos(tokenizer)) == "<|user|>\nhi\n"
+
+
+def test_demonstrations_are_the_generator_sweep_on_training_phrasings(monkeypatch):
+    from lab.harness import target
+    from lab.policy.prompts import prompt_texts
+    from lab.policy.seed_policy.generator import serial_safe, sweep_specs
+
+    serial = ws.demonstration_records("dgemm", "serial", 1, 0)
+    assert len(serial) == sum(serial_safe(s) for s in sweep_specs("dgemm"))
+    assert not any("#pragma omp" in r["completion"] for r in serial)
+    assert {r["prompt"] for r in serial} == set(prompt_texts("dgemm", "train", "serial", 1))
+    assert all(r["completion"].count("```") == 2 and "void dgemm(" in r["completion"] for r in serial)
+    assert any("#pragma omp" in r["completion"] for r in ws.demonstration_records("dgemm", "openmp", 2, 0))
+    # Written for the tier in force: no AVX-512 under LAB_TARGET=avx2 (sse4 has no intrinsics at all).
+    if "avx2" in target.cpu_flags():
+        monkeypatch.setenv(target.ENV, "avx2")
+        lower = ws.demonstration_records("dgemm", "serial", 1, 0)
+        assert lower and not any("_mm512" in r["completion"] for r in lower)
+        assert any("_mm256" in r["completion"] for r in lower)
+
+
+def test_demonstrations_join_the_fine_tuning_set_when_correct(smoke_policy, tmp_path, monkeypatch):
+    # The policy's samples all fail; the demonstrations are ok from the fifth on, faster each.
+    def fake(texts, problem, measure, **kw):
+        return [
+            EvalResult(status="ok", gflops=float(i), speedup=float(i)) if i >= 12 else EvalResult(status="wrong_result")
+            for i in range(len(texts))
+        ]
+
+    monkeypatch.setattr(ws, "evaluate_batch", fake)
+    trainers = _record_sft_trainers(monkeypatch)
+    cfg = _config(smoke_policy, demonstrations=True)
+    shown = ws.demonstration_records("dgemm", "openmp", 1, cfg.seed)
+    final = ws.warm_start(cfg, tmp_path / "ws", None)
+    scored = [json.loads(line) for line in (tmp_path / "ws" / "scored.jsonl").read_text().splitlines()]
+    assert [r["source"] for r in scored] == ["policy"] * 8 + ["demonstration"] * len(shown)
+    assert all(r["copies"] == 0 for r in scored[:12]) and all(r["copies"] >= 1 for r in scored[12:])
+    summary = json.loads((tmp_path / "ws" / "summary.json").read_text())
+    assert summary["scored"] == 8 + len(shown)
+    assert summary["demonstrations"]["scored"] == len(shown) and summary["demonstrations"]["ok"] == len(shown) - 4
+    assert summary["demonstrations"]["fine_tuning_rows"] == summary["fine_tuning_rows"] > 0
+    (trainer,) = trainers
+    assert len(trainer.train_dataset) == summary["fine_tuning_rows"]
+    assert not _same_weights(final, smoke_policy)

@@ -198,6 +198,10 @@ class WarmStartConfig:
     epochs: PositiveFloat = 3.0
     learning_rate: PositiveFloat = 2e-4
     temperature: PositiveFloat = 1.0
+    # Also fine-tune on demonstrations: the kernel generator's sweep (the space `lab autotune`
+    # searches) for each entry, scored by the harness like the samples, the correct ones kept and
+    # weighted with them. What the starting policy cannot write correctly itself enters this way.
+    demonstrations: StrictBool = False
 
 
 @dataclass(frozen=True, config=_STRICT)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from lab.analysis.compare import generations
 from lab.config import ExperimentConfig, LabConfig
+from lab.rl.warm_start import demonstration_records
 
 #: The notebooks, by what they present.
 BASELINE, GRPO, GRPO_SQD, FIGURES, SUITE = "01_baseline", "02_grpo", "03_grpo_sqd", "04_figures", "05_suite"
@@ -95,10 +96,24 @@ def reward_evaluations(cfg: ExperimentConfig) -> dict[str, int]:
     curve_points = (1 + (cfg.warm_start is not None) + checkpoints) if trained and cfg.evaluation.curve_samples else 0
     return {
         "training": seeds * generations(cfg) * cfg.train.batch_size if trained else 0,
-        "warm_start": seeds * cfg.warm_start.samples if cfg.warm_start is not None else 0,
+        "warm_start": seeds * warm_start_evaluations(cfg),
         "evaluation": seeds * entries * (cfg.evaluation.samples + cfg.evaluation.restricted_samples),
         "learning_curve": seeds * entries * cfg.evaluation.curve_samples * curve_points,
     }
+
+
+def warm_start_evaluations(cfg: ExperimentConfig) -> int:
+    """The kernels one seed's warm start scores: its samples and, with demonstrations, the
+    generator's sweep, for each (problem, mode) of the experiment (0 without a warm start)."""
+    if cfg.warm_start is None:
+        return 0
+    shown = [
+        len(demonstration_records(e.problem, e.mode, cfg.measure.threads, cfg.seed))
+        if cfg.warm_start.demonstrations
+        else 0
+        for e in cfg.entries
+    ]
+    return len(cfg.entries) * cfg.warm_start.samples + sum(shown)
 
 
 def eval_seconds(results_dir: str | Path, machine: str) -> tuple[float, str]:

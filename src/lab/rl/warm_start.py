@@ -18,6 +18,16 @@ What successful RL-for-kernels work does before RL, on the lab's reward:
 4. fine-tune the starting policy on those (prompt, completion) pairs with TRL's
    SFTTrainer (loss on the completion only), into `<out>/final`.
 
+With `warm_start.demonstrations`, the fine-tuning set also draws on kernels the policy did
+not write: the kernel generator's sweep for each (problem, mode) (the space `lab autotune`
+searches; no OpenMP in the serial model; written for the target tier), each paired with a
+training phrasing in turn and wrapped as the seed policy answers. They are scored like the
+samples (they count as reward evaluations too, `source: demonstration` in `scored.jsonl`),
+and the correct ones are weighted by speedup together with the policy's own. This is how a
+family the policy attempts but never gets right (DGEMM's packed, register-blocked SIMD
+micro-kernel, on the default policy) can be in the policy GRPO starts from: the question
+GRPO then answers is whether it keeps it.
+
 GRPO then starts from `<out>/final` with the experiment's unchanged budget. A finished
 warm start of the same training config is reused (a resumed run does not redo it).
 `summary.json` says what was sampled, kept and fitted.
@@ -25,14 +35,19 @@ warm start of the same training config is reused (a resumed run does not redo it
 
 from __future__ import annotations
 
+import random
 import shutil
 from pathlib import Path
 
 from lab.config import ExperimentConfig
 from lab.files import read_json, write_json, write_jsonl
+from lab.harness import target
 from lab.harness.evaluate import evaluate_batch
 from lab.harness.problems import load_problem
+from lab.policy.prompts import prompt_text
 from lab.policy.sample import chat_prompt, load_policy, sample_records
+from lab.policy.seed_policy.corpus import as_completion
+from lab.policy.seed_policy.generator import for_tier, render, serial_safe, sweep_specs
 from lab.rl.train import TENSORBOARD_LOGS, precision_and_reporting, tensorboard_dir, text_hash
 
 CONFIG = "warm_start_config.json"
@@ -48,6 +63,37 @@ def copies(speedups: list[float], max_copies: int) -> list[int]:
     if best <= 0:
         return [1] * len(speedups)
     return [1 + round((max_copies - 1) * max(s, 0.0) / best) for s in speedups]
+
+
+def demonstration_records(problem: str, mode: str | None, threads: int, seed: int) -> list[dict]:
+    """The kernel generator's sweep for `problem` as warm-start records (the fields
+    `sample_records` gives the ones it samples): in the serial model only kernels without OpenMP,
+    each written for the target tier (lab.harness.target; dropped where the tier has none of its
+    intrinsics), the i-th paired with training phrasing i (modulo their number) and wrapped in
+    one of the seed policy's answer forms, drawn with `seed`.
+
+    >>> rows = demonstration_records("dgemm", "serial", 1, 0)
+    >>> all("#pragma omp" not in r["completion"] for r in rows), rows[0]["source"], rows[0]["split"]
+    (True, 'demonstration', 'train')
+    """
+    rng = random.Random(seed)
+    tier = target.current()
+    specs = [s for s in sweep_specs(problem) if mode != "serial" or serial_safe(s)]
+    written = [w for w in (for_tier(s, tier, rng) for s in specs) if w is not None]
+    phrasings = len(load_problem(problem).phrasings("train"))
+    return [
+        {
+            "id": f"{problem}-{mode}-demonstration-{i}",
+            "problem": problem,
+            "mode": mode,
+            "prompt": prompt_text(problem, None, mode, threads, phrasing=i % phrasings, split="train"),
+            "split": "train",
+            "phrasing": i % phrasings,
+            "completion": as_completion(render(spec), rng),
+            "source": "demonstration",
+        }
+        for i, spec in enumerate(dict.fromkeys(written))
+    ]
 
 
 def warm_start(config: ExperimentConfig, out: Path, fingerprint: dict | None = None) -> Path:
@@ -81,6 +127,9 @@ def warm_start(config: ExperimentConfig, out: Path, fingerprint: dict | None = N
             split="train",
             phrasings=len(problem.train_prompts),
         )
+        records = [{**r, "source": "policy"} for r in records]
+        if settings.demonstrations:
+            records += demonstration_records(entry.problem, entry.mode, config.measure.threads, config.seed)
         print(f"warm start: scoring {len(records)} samples of {entry.problem}/{entry.mode}", flush=True)
         results = evaluate_batch(
             [r["completion"] for r in records],
@@ -110,6 +159,7 @@ def warm_start(config: ExperimentConfig, out: Path, fingerprint: dict | None = N
             {
                 "problem": s["problem"],
                 "mode": s["mode"],
+                "source": s["source"],
                 "text_hash": text_hash(s["completion"]),
                 "status": s["status"],
                 "gflops": s.get("gflops"),
@@ -127,6 +177,15 @@ def warm_start(config: ExperimentConfig, out: Path, fingerprint: dict | None = N
         "best_speedup": max((s["speedup"] for s in kept), default=None),
         "best_gflops": max((s["gflops"] for s in kept), default=None),
     }
+    if settings.demonstrations:
+        shown = [s for s in scored if s["source"] == "demonstration"]
+        correct = [s for s in shown if s["status"] == "ok" and s.get("speedup")]
+        summary["demonstrations"] = {
+            "scored": len(shown),
+            "ok": len(correct),
+            "fine_tuning_rows": sum(c for s, c in zip(kept, weights) if s["source"] == "demonstration"),
+            "best_gflops": max((s["gflops"] for s in correct), default=None),
+        }
     if rows:
         summary["loss"] = _fine_tune(config, model, tokenizer, rows, out)
     else:  # nothing correct to learn from: GRPO starts from the policy as it was
