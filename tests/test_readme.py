@@ -37,6 +37,16 @@ EXPLORATION_NAMES = {
 }
 EXPLORATION = "results/machines/1bbdda6206f8/exploration"
 
+#: Whether GRPO keeps the fast family once its warm start shows it correct kernels (configs/demonstrations.yaml).
+DEMONSTRATIONS_NAMES = {
+    "grpo": "GRPO (reference)",
+    "demonstrations": "warm start with demonstrations",
+    "demonstrations_kl": "the same, KL 0.04 to it",
+    "demonstrations_fitted": "demonstrations fitted 12 epochs",
+    "fitted_mild_penalties": "fitted, penalties a tenth",
+}
+DEMONSTRATIONS = "results/machines/1bbdda6206f8/demonstrations"
+
 #: results folder -> (the arms' names as the documents show them, its page under docs/results).
 COMPARISONS = {
     "results": (DGEMM_NAMES, "dgemm.md"),
@@ -54,6 +64,7 @@ COMPARISONS = {
     ),
     #: TRL's exploration options against the GRPO arm (configs/exploration.yaml), on the second machine.
     EXPLORATION: (EXPLORATION_NAMES, "exploration.md"),
+    DEMONSTRATIONS: (DEMONSTRATIONS_NAMES, "demonstrations.md"),
     "results/ablation": (
         {
             "grpo": "reference",
@@ -123,18 +134,20 @@ def _seed_policy() -> list[tuple[str, tuple[str, ...]]]:
     return [(table([ROOT / folder for folder in SEED_TIERS]), ("docs/seed_policy.md",))]
 
 
-def _exploration_dynamics() -> list[tuple[str, tuple[str, ...]]]:
+def _dynamics(results: str, names: dict[str, str], page: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The table of a study's training dynamics by kernel family, drawn again from its arms'
+    training samples and logs."""
     from lab.analysis.dynamics import family_dynamics, markdown_table
     from lab.files import read_jsonl
 
     arms = {}
-    for name in EXPLORATION_NAMES:
-        folder = ROOT / EXPLORATION / name
+    for name in names:
+        folder = ROOT / results / name
         if (folder / "metrics.json").exists():
             arms[name] = family_dynamics(
                 read_jsonl(folder / "training_samples.jsonl"), read_jsonl(folder / "train_log.jsonl")
             )
-    return [(markdown_table(arms, EXPLORATION_NAMES), (_page("exploration.md"),))]
+    return [(markdown_table(arms, names), (_page(page),))]
 
 
 #: Each source of results tables -> its tables rendered from the committed JSON, each with the
@@ -146,7 +159,8 @@ SOURCES = {
     "results/detector.json": _detector,
     "results/bench_cluster.json": _cluster_bench,
     f"{SEED_TIERS[0]}/seed_policy.json": _seed_policy,
-    f"{EXPLORATION}/grpo/dynamics.json": _exploration_dynamics,
+    f"{EXPLORATION}/grpo/dynamics.json": lambda: _dynamics(EXPLORATION, EXPLORATION_NAMES, "exploration.md"),
+    f"{DEMONSTRATIONS}/grpo/dynamics.json": lambda: _dynamics(DEMONSTRATIONS, DEMONSTRATIONS_NAMES, "demonstrations.md"),
 }
 
 
