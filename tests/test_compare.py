@@ -103,6 +103,7 @@ def test_comparison_of_finished_arms(tmp_path):
     assert summary["arms"]["grpo"]["metrics"]["fast_family_share"] == 0.25
     assert summary["arms"]["grpo"]["metrics"]["entropy_final"] == pytest.approx(0.05 + 1 / steps)
     assert summary["arms"]["baseline"]["metrics"]["entropy_final"] is None
+    assert summary["arms"]["grpo"]["excessive_flags"] is None  # made-up results from before the guard
 
 
 ABLATION_PATH = ROOT / "configs" / "ablation.yaml"

@@ -395,3 +395,34 @@ def test_training_runs_of_other_code_start_afresh(tmp_path, monkeypatch):
     (seed.run_dir / experiments.RUN_CODE).unlink()  # of unknown code (made before the lab recorded it)
     experiments.run_experiment(cfg)
     assert trained[-1] == [experiments.RUN_CODE]
+
+
+def test_a_kernel_far_above_its_runs_best_is_flagged_and_kept_to_be_read(tiny_policy, tmp_path, monkeypatch):
+    from lab.harness.evaluate import EvalResult
+    from lab.rl import train as train_module
+
+    # Made-up verdicts (the harness is tested elsewhere): every kernel of step 1 runs at 10 GFLOPS;
+    # in step 2 the first runs at 25 (2.5x the run's best: excessive), the rest at 15.
+    calls = []
+
+    def fake(texts, problem, config, **kwargs):
+        calls.append(len(texts))
+        rates = [10.0] * len(texts) if len(calls) == 1 else [25.0] + [15.0] * (len(texts) - 1)
+        return [EvalResult(status="ok", gflops=g, speedup=g) for g in rates]
+
+    monkeypatch.setattr(train_module, "evaluate_batch", fake)
+    cfg = experiment(tiny_policy, steps=2, group_size=4, prompts_per_step=1, max_completion_length=32, save_steps=100)
+    trainer = build_trainer(cfg, tmp_path / "run", tmp_path / "train_log.jsonl")
+    trainer.train()
+    scored = [json.loads(line) for line in (tmp_path / "training_samples.jsonl").read_text().splitlines()]
+    assert [(r["step"], r["gflops"], r["excessive"]) for r in scored] == [
+        (1, 10.0, False), (1, 10.0, False), (1, 10.0, False), (1, 10.0, False),
+        (2, 25.0, True), (2, 15.0, False), (2, 15.0, False), (2, 15.0, False),
+    ]  # fmt: skip
+    (flagged,) = [json.loads(line) for line in (tmp_path / "excessive.jsonl").read_text().splitlines()]
+    assert flagged["step"] == 2 and flagged["prior_best_gflops"] == 10.0 and flagged["factor"] == 2.0
+    assert flagged["text"] == trainer.harness_reward.last_texts[0]  # the kernel itself, to be read
+    # A resumed run's guard starts from the samples it kept: 25 is now the best to beat.
+    from lab.rl.guard import ExcessiveGuard
+
+    assert ExcessiveGuard.from_samples(2.0, scored).best == {("dgemm", None): 25.0}

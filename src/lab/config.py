@@ -247,6 +247,9 @@ class TrainConfig:
     # Move the KL reference towards the policy every ref_model_sync_steps (needs beta > 0).
     sync_ref_model: StrictBool = False
     ref_model_sync_steps: PositiveInt = 512
+    # The excessive-speedup guard (lab.rl.guard): a correct training kernel above this multiple of
+    # the best rate its run had found for the same (problem, mode) is flagged and kept to be read.
+    excessive_speedup: Annotated[StrictFloat, Field(gt=1)] = 2.0
 
     def __post_init__(self):
         if self.sync_ref_model and self.beta == 0:

@@ -31,6 +31,7 @@ from lab.harness.problems import BadProblem, UnknownProblem, load_problem
 from lab.provenance import git_facts, measurement_version, policy_sha256
 
 TRAINING_SAMPLES = "training_samples.jsonl"  # every completion scored in training, beside the metrics
+EXCESSIVE = "excessive.jsonl"  # the kernels of training flagged far above their run's best, whole (lab.rl.guard)
 RESTRICTED_SAMPLES = "samples_restricted.jsonl"  # the technique-restricted evaluation, beside samples.jsonl
 MACHINES = "machines"  # results of other machine classes: <results_dir>/machines/<class>/
 CALIBRATION = "machine.json"  # the calibration that says whose a results folder is

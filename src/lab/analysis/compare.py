@@ -44,7 +44,7 @@ from lab.analysis.dynamics import final_log_means
 from lab.analysis.intervals import difference, holm, verdict
 from lab.config import ExperimentConfig, LabConfig, changed_fields
 from lab.files import read_json, read_jsonl, write_json
-from lab.results import RUN_FACTS, is_finished, project_dir
+from lab.results import EXCESSIVE, RUN_FACTS, is_finished, project_dir
 from lab.techniques import family
 
 #: The metrics compared (names of lab.analysis.metrics / intervals).
@@ -176,6 +176,9 @@ def _arm(cfg: ExperimentConfig) -> dict:
         "sqd": cfg.sqd is not None,
         "reward_evaluations": check_budget(cfg, log) if trained else 0,
         "warm_start_evaluations": sum(s["scored"] for s in _warm_starts(cfg).values()),
+        # Training kernels the excessive-speedup guard flagged, to be read (lab.rl.guard; None:
+        # results from before the guard).
+        "excessive_flags": len(read_jsonl(flagged)) if (flagged := cfg.out_dir / EXCESSIVE).exists() else None,
         "training_best_gflops": (metrics.get("training") or {}).get("best_gflops"),
         # What training saw: best kernel per seed, groups without reward spread, truncation.
         "training": metrics.get("training"),

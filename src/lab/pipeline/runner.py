@@ -21,7 +21,7 @@ scored in that seed's training (`seen_in_training`), and write `<results_dir>/<n
 - samples_restricted.jsonl (with `evaluation.restricted_samples`): the same for held-out
   phrasings that permit only some techniques (`restricted_sets`), each with `compliant`;
   metrics.json then has their pass@1, compliance and expected speedup under `restricted`;
-- train_log.jsonl, training_samples.jsonl, archive.json, archive_stats.json,
+- train_log.jsonl, training_samples.jsonl, excessive.jsonl, archive.json, archive_stats.json,
   warm_start.json: every seed's training log and scored training completions (trained runs);
 - dynamics.json: what the training batches wrote per step, by kernel family, with the
   entropy and the zero-spread groups (lab.analysis.dynamics; trained runs);
@@ -71,7 +71,7 @@ from lab.pipeline.reuse import provenance, reusable
 from lab.policy.prompts import prompt_texts
 from lab.policy.sample import load_policy, sample_records
 from lab.provenance import exact_code
-from lab.results import RESTRICTED_SAMPLES, TRAINING_SAMPLES, is_finished, open_config
+from lab.results import EXCESSIVE, RESTRICTED_SAMPLES, TRAINING_SAMPLES, is_finished, open_config
 from lab.rl.reward import reward_from_result
 from lab.rl.sqd import descriptor, subsets_up_to
 from lab.rl.train import (
@@ -115,6 +115,7 @@ def _start(cfg: ExperimentConfig) -> None:
         "archive.json",
         "archive_stats.json",
         TRAINING_SAMPLES,
+        EXCESSIVE,
         "learning_curve.json",
         "warm_start.json",
     ):
@@ -489,6 +490,9 @@ def _collect_training(cfg: ExperimentConfig, runs: dict[int, ExperimentConfig]) 
             scored += [{"seed": seed, "step": 0, "phase": WARM_START, **row} for row in read_jsonl(warm)]
         scored += [{"seed": seed, "phase": "grpo", **row} for row in read_jsonl(run.run_dir / TRAINING_SAMPLES)]
     write_jsonl(cfg.out_dir / TRAINING_SAMPLES, scored)
+    # The kernels the excessive-speedup guard flagged, whole, to be read (lab.rl.guard).
+    flagged = [{"seed": seed, **row} for seed, run in runs.items() for row in _rows(run.run_dir / EXCESSIVE)]
+    write_jsonl(cfg.out_dir / EXCESSIVE, flagged)
     write_json(cfg.out_dir / "dynamics.json", family_dynamics(scored, log))
     if cfg.warm_start:
         write_json(
@@ -504,6 +508,10 @@ def _collect_training(cfg: ExperimentConfig, runs: dict[int, ExperimentConfig]) 
             for seed, arch in archives.items()
         },
     )
+
+
+def _rows(path: Path) -> list[dict]:
+    return read_jsonl(path) if path.exists() else []
 
 
 def learning_curve(cfg: ExperimentConfig, runs: dict[int, ExperimentConfig], seen: dict[int, set[str]]) -> dict:

@@ -21,7 +21,9 @@ measures each row in its own mode (lab.rl.reward.HarnessReward, `problem` and `m
 columns). The prompts are the problem's training phrasings (`train_prompts`), dataset row
 i asking phrasing i mod their number, so no held-out phrasing is ever trained on. Every
 scored completion is appended, by text hash with its step and result, to
-`training_samples.jsonl` (what the evaluation's `seen_in_training` is checked against).
+`training_samples.jsonl` (what the evaluation's `seen_in_training` is checked against);
+a correct kernel far above the best its run had found is flagged there (`excessive`) and
+written whole to `excessive.jsonl`, to be read (lab.rl.guard).
 With `sqd` set (lab.config.SQDConfig), the prompts come from an SQD schedule instead
 of the fixed rows (phrasings drawn the same way): a live stream (a datasets.IterableDataset over
 SQDSchedule.rows) whose permitted sets follow the current stage and archive, and
@@ -68,7 +70,8 @@ from lab.config import ExperimentConfig, TrainConfig, changed_fields
 from lab.files import JsonlAppender, read_json, read_jsonl, write_json, write_jsonl
 from lab.harness.evaluate import evaluate_batch
 from lab.policy.prompts import prompt_text
-from lab.results import TRAINING_SAMPLES
+from lab.results import EXCESSIVE, TRAINING_SAMPLES
+from lab.rl.guard import ExcessiveGuard
 from lab.rl.reward import TERM_WEIGHTS, HarnessReward
 from lab.rl.sqd import SQDSchedule, TechniqueArchive
 from lab.techniques import problem_techniques
@@ -192,7 +195,11 @@ def _sample_records(step: int, reward_fn: HarnessReward) -> list[dict]:
 
 
 def _step_callback(
-    reward_fn: HarnessReward, log_path: Path | None, schedule: SQDSchedule | None, samples_path: Path | None = None
+    reward_fn: HarnessReward,
+    log_path: Path | None,
+    schedule: SQDSchedule | None,
+    samples_path: Path | None = None,
+    guard: ExcessiveGuard | None = None,
 ):
     """The TrainerCallback that logs, advances SQD and checkpoints the archive."""
     from transformers import TrainerCallback
@@ -211,6 +218,7 @@ def _step_callback(
             self.t_begin = self.t_end = time.monotonic()
             self.log = JsonlAppender(log_path) if log_path is not None else None
             self.samples = JsonlAppender(samples_path) if samples_path is not None else None
+            self.excessive = JsonlAppender(samples_path.with_name(EXCESSIVE)) if samples_path and guard else None
 
         def on_step_begin(self, args, state, control, **kwargs):
             self.t_begin = time.monotonic()
@@ -258,7 +266,22 @@ def _step_callback(
                 record.update(stage=stages, permitted=reward_fn.last_permitted[::group])
             self.log.append(record)
             if self.samples is not None and scored_now:
-                for row in _sample_records(state.global_step, reward_fn):
+                rows = _sample_records(state.global_step, reward_fn)
+                if guard is not None:
+                    priors = [guard.prior(row["problem"], row["mode"]) for row in rows]
+                    flags = guard.check(
+                        [
+                            (row["problem"], row["mode"], row["gflops"] if row["status"] == "ok" else None)
+                            for row in rows
+                        ]
+                    )
+                    for row, prior, flag, text in zip(rows, priors, flags, reward_fn.last_texts):
+                        row["excessive"] = flag
+                        if flag:  # kept whole, to be read (lab.rl.guard)
+                            self.excessive.append(
+                                {**row, "prior_best_gflops": prior, "factor": guard.factor, "text": text}
+                            )
+                for row in rows:
                     self.samples.append(row)
 
         def on_save(self, args, state, control, **kwargs):
@@ -442,7 +465,10 @@ def build_trainer(
             peft_config=peft_config,
         )
     samples_path = log_path.with_name(TRAINING_SAMPLES) if log_path is not None else None
-    trainer.add_callback(_step_callback(reward_fn, log_path, schedule, samples_path))
+    # The guard starts from the samples a resumed run kept (train() has cut them to its checkpoint).
+    recorded = read_jsonl(samples_path) if samples_path is not None and samples_path.exists() else []
+    guard = ExcessiveGuard.from_samples(t.excessive_speedup, recorded)
+    trainer.add_callback(_step_callback(reward_fn, log_path, schedule, samples_path, guard))
     trainer.harness_reward, trainer.sqd_schedule = reward_fn, schedule
     return trainer
 
@@ -481,7 +507,7 @@ def train(config: ExperimentConfig, output_dir: str | Path | None = None) -> Pat
     write_json(out / "train_config.json", training_config(config))
     log_path = out / "train_log.jsonl"
     done = int(Path(resume).name.split("-")[1]) if resume else 0
-    for path in (log_path, out / TRAINING_SAMPLES):
+    for path in (log_path, out / TRAINING_SAMPLES, out / EXCESSIVE):
         if resume is None and path.exists():
             path.unlink()  # a fresh run starts a fresh log
         elif resume is not None and path.exists():
