@@ -160,7 +160,9 @@ SOURCES = {
     "results/bench_cluster.json": _cluster_bench,
     f"{SEED_TIERS[0]}/seed_policy.json": _seed_policy,
     f"{EXPLORATION}/grpo/dynamics.json": lambda: _dynamics(EXPLORATION, EXPLORATION_NAMES, "exploration.md"),
-    f"{DEMONSTRATIONS}/grpo/dynamics.json": lambda: _dynamics(DEMONSTRATIONS, DEMONSTRATIONS_NAMES, "demonstrations.md"),
+    f"{DEMONSTRATIONS}/grpo/dynamics.json": lambda: _dynamics(
+        DEMONSTRATIONS, DEMONSTRATIONS_NAMES, "demonstrations.md"
+    ),
 }
 
 

@@ -425,4 +425,4 @@ def test_a_kernel_far_above_its_runs_best_is_flagged_and_kept_to_be_read(tiny_po
     # A resumed run's guard starts from the samples it kept: 25 is now the best to beat.
     from lab.rl.guard import ExcessiveGuard
 
-    assert ExcessiveGuard.from_samples(2.0, scored).best == {("dgemm", None): 25.0}
+    assert ExcessiveGuard.from_samples(2.0, scored).best == {("dgemm", scored[0]["mode"]): 25.0}
