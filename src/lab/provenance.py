@@ -15,8 +15,9 @@ current, while any change to a statement on a timed path stales the results it m
 
 Outside the version on purpose: the config schema (lab.config: a config's values are compared
 themselves, normalised, so a new field at its default changes nothing), the seed policy's
-builder (the policy's weights are compared by their sha256 instead), the analysis that only
-reads results, benchmarks of the lab's own tools, the command line, and example kernels
+builder (the policy's weights are compared by their sha256 instead; its kernel generator is in
+the version, as it writes the autotuner's space and the warm start's demonstrations), the
+analysis that only reads results, benchmarks of the lab's own tools, the command line, and example kernels
 (they are never on a timed path; the problem's spec, driver and reference are).
 
 `git_facts()` records the commit and whether the tree differed from it (the dirty flag);
@@ -57,6 +58,12 @@ MEASURED = (
     # What makes the reports that are results too (the seed policy's report, the autotuner's).
     "policy/seed_policy/report.py",
     "bench/autotune.py",
+    # The kernel generator: the autotuner's space, and the warm start's demonstrations, written
+    # in the seed policy's answer forms (corpus.as_completion).
+    "policy/seed_policy/generator.py",
+    "policy/seed_policy/problems",
+    "policy/seed_policy/c_writer.py",
+    "policy/seed_policy/corpus.py",
 )
 
 #: Modules whose functions and methods are measured, but not the rest (their fields are compared
@@ -74,7 +81,7 @@ NOT_MEASURED = {
     "pipeline/plan.py": "the order arms run in, and what they cost",
     "analysis/dynamics.py": "tallies training samples already recorded (dynamics.json is redrawn from them)",
     "analysis/compare.py": "compares finished arms, and counts the batches a budget generates (for plan.py)",
-    "policy/seed_policy": "builds the policy, whose weights are compared by their sha256",
+    "policy/seed_policy": "builds the policy, whose weights are compared by their sha256 (its kernel generator is measured)",
 }
 
 #: Files under harness/ left out of the version: documentation and example kernels.
