@@ -42,6 +42,12 @@ def test_jsonl_appends_flushed_lines_and_reading_skips_a_torn_tail(tmp_path):
         read_jsonl(log.path)
 
 
+def test_a_missing_jsonl_file_has_no_records_only_when_allowed(tmp_path):
+    assert read_jsonl(tmp_path / "excessive.jsonl", missing_ok=True) == []
+    with pytest.raises(FileNotFoundError):
+        read_jsonl(tmp_path / "excessive.jsonl")
+
+
 def test_tree_hash_sees_every_file(tmp_path, tmp_path_factory):
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "x.py").write_text("1")

@@ -54,8 +54,11 @@ def read_json(path: str | Path) -> Any:
     return json.loads(Path(path).read_text())
 
 
-def read_jsonl(path: str | Path) -> list[Any]:
-    """Every complete record; a torn last line (a writer killed mid-line) is skipped."""
+def read_jsonl(path: str | Path, missing_ok: bool = False) -> list[Any]:
+    """Every complete record; a torn last line (a writer killed mid-line) is skipped. With
+    `missing_ok`, a file that does not exist has no records."""
+    if missing_ok and not Path(path).exists():
+        return []
     lines = Path(path).read_text().splitlines()
     records = []
     for i, line in enumerate(lines):

@@ -224,14 +224,14 @@ def load_results(results_dir: str | Path = "results") -> dict[str, dict]:
         if not metrics.get("complete"):
             continue
         folder = metrics_path.parent
-        log, config = folder / "train_log.jsonl", folder / "config.json"
+        config = folder / "config.json"
         curve = folder / "learning_curve.json"
         out[folder.name] = {
             "config": read_json(config) if config.exists() else {},
             "metrics": metrics,
             "samples": read_jsonl(folder / "samples.jsonl"),
-            "train_log": read_jsonl(log) if log.exists() else [],
-            "training_samples": read_jsonl(trained) if (trained := folder / TRAINING_SAMPLES).exists() else [],
+            "train_log": read_jsonl(folder / "train_log.jsonl", missing_ok=True),
+            "training_samples": read_jsonl(folder / TRAINING_SAMPLES, missing_ok=True),
             "learning_curve": read_json(curve) if curve.exists() else None,
         }
     return out

@@ -124,8 +124,7 @@ def _with_intervals(points: dict, samples: list[dict], restricted: list[dict], t
 
 
 def _training(out_dir: Path) -> list[dict]:
-    path = out_dir / TRAINING_SAMPLES
-    return read_jsonl(path) if path.exists() else []
+    return read_jsonl(out_dir / TRAINING_SAMPLES, missing_ok=True)
 
 
 def _measured(rows: list[dict]) -> int:
@@ -211,8 +210,7 @@ def arm_summary(out_dir: Path, trained: bool) -> dict:
     """One arm's block of the study (see the module docstring)."""
     config = read_json(out_dir / "config.json")
     samples = read_jsonl(out_dir / "samples.jsonl")
-    restricted_path = out_dir / RESTRICTED_SAMPLES
-    restricted = read_jsonl(restricted_path) if restricted_path.exists() else []
+    restricted = read_jsonl(out_dir / RESTRICTED_SAMPLES, missing_ok=True)
     training = _training(out_dir)
     stats_path = out_dir / "archive_stats.json"
     archives = read_json(stats_path) if stats_path.exists() else {}
@@ -500,10 +498,9 @@ def sqd_study(configs: list[str | Path]) -> dict:
             saved = read_json(cfg.out_dir / "config.json")
             codes[name] = saved.get("measurement") or saved.get("code")
             machines[name] = recorded_class(saved)
-            restricted = cfg.out_dir / RESTRICTED_SAMPLES
             arms[name] = {
                 "plain": read_jsonl(cfg.out_dir / "samples.jsonl"),
-                "restricted": read_jsonl(restricted) if restricted.exists() else [],
+                "restricted": read_jsonl(cfg.out_dir / RESTRICTED_SAMPLES, missing_ok=True),
                 "trained": cfg.kind == "grpo",
             }
         if len(set(codes.values())) > 1:

@@ -491,7 +491,11 @@ def _collect_training(cfg: ExperimentConfig, runs: dict[int, ExperimentConfig]) 
         scored += [{"seed": seed, "phase": "grpo", **row} for row in read_jsonl(run.run_dir / TRAINING_SAMPLES)]
     write_jsonl(cfg.out_dir / TRAINING_SAMPLES, scored)
     # The kernels the excessive-speedup guard flagged, whole, to be read (lab.rl.guard).
-    flagged = [{"seed": seed, **row} for seed, run in runs.items() for row in _rows(run.run_dir / EXCESSIVE)]
+    flagged = [
+        {"seed": seed, **row}
+        for seed, run in runs.items()
+        for row in read_jsonl(run.run_dir / EXCESSIVE, missing_ok=True)
+    ]
     write_jsonl(cfg.out_dir / EXCESSIVE, flagged)
     write_json(cfg.out_dir / "dynamics.json", family_dynamics(scored, log))
     if cfg.warm_start:
@@ -508,10 +512,6 @@ def _collect_training(cfg: ExperimentConfig, runs: dict[int, ExperimentConfig]) 
             for seed, arch in archives.items()
         },
     )
-
-
-def _rows(path: Path) -> list[dict]:
-    return read_jsonl(path) if path.exists() else []
 
 
 def learning_curve(cfg: ExperimentConfig, runs: dict[int, ExperimentConfig], seen: dict[int, set[str]]) -> dict:

@@ -466,7 +466,7 @@ def build_trainer(
         )
     samples_path = log_path.with_name(TRAINING_SAMPLES) if log_path is not None else None
     # The guard starts from the samples a resumed run kept (train() has cut them to its checkpoint).
-    recorded = read_jsonl(samples_path) if samples_path is not None and samples_path.exists() else []
+    recorded = read_jsonl(samples_path, missing_ok=True) if samples_path is not None else []
     guard = ExcessiveGuard.from_samples(t.excessive_speedup, recorded)
     trainer.add_callback(_step_callback(reward_fn, log_path, schedule, samples_path, guard))
     trainer.harness_reward, trainer.sqd_schedule = reward_fn, schedule
