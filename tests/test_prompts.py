@@ -152,6 +152,34 @@ def test_training_never_shows_a_held_out_phrasing():
     assert all(b in train for b in sqd) and len(set(sqd)) == 4
 
 
+def test_reworded_training_prompts_vary_and_never_show_a_held_out_sentence():
+    import dataclasses
+
+    from lab.config import load_config
+    from lab.policy.seed_policy.wording import units
+    from lab.rl.train import _dataset, suite_rows
+
+    default = load_config(ROOT / "configs" / "default.yaml").experiment("grpo")
+    suite = load_config(ROOT / "configs" / "suite.yaml").experiment("grpo")
+
+    def reworded(config, seed=0):
+        return dataclasses.replace(config, seed=seed, train=dataclasses.replace(config.train, reword=True))
+
+    single = [_body(r["prompt"][0]["content"]) for r in _dataset(reworded(default), None)]
+    mixed = [(r["problem"], r["mode"], _body(r["prompt"][0]["content"])) for r in suite_rows(reworded(suite))]
+    assert len(single) == default.train.steps * default.train.prompts_per_step and len(set(single)) > len(single) // 2
+    assert [_body(r["prompt"][0]["content"]) for r in _dataset(reworded(default), None)] == single  # seeded
+    assert [_body(r["prompt"][0]["content"]) for r in _dataset(reworded(default, 1), None)] != single
+    for problem, mode, body in [("dgemm", default.measure.mode, b) for b in single] + mixed:
+        train_units = {u for t in prompt_texts(problem, "train", mode) for u in units(t)[1]}
+        held_out_units = {u for t in prompt_texts(problem, "eval", mode) for u in units(t)[1]} - train_units
+        assert load_problem(problem).signature in body  # the request itself is always there
+        assert body not in {_body(t) for t in prompt_texts(problem, "eval", mode)}
+        assert not [u for u in held_out_units if len(u.split()) >= 6 and u in body]
+    with pytest.raises(ValueError, match="train.reword words GRPO's own prompts"):
+        reworded(load_config(ROOT / "configs" / "default.yaml").experiment("grpo_sqd"))
+
+
 def test_restricted_evaluation_asks_every_held_out_phrasing():
     from lab.config import SuiteEntry
     from lab.pipeline.runner import _generation_calls

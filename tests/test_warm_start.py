@@ -188,3 +188,34 @@ def test_demonstrations_join_the_fine_tuning_set_when_correct(smoke_policy, tmp_
     (trainer,) = trainers
     assert len(trainer.train_dataset) == summary["fine_tuning_rows"]
     assert not _same_weights(final, smoke_policy)
+
+
+def test_reworded_copies_keep_the_problem_and_vary_its_training_wording(smoke_policy, tmp_path, monkeypatch):
+    from lab.policy.prompts import prompt_texts
+
+    monkeypatch.setattr(
+        ws, "evaluate_batch", lambda texts, *a, **k: [EvalResult(status="ok", gflops=1.0, speedup=1.0)] * len(texts)
+    )
+    fitted = []
+    monkeypatch.setattr(ws, "_fine_tune", lambda config, model, tok, rows, out: fitted.append(rows) or 0.0)
+    training, held_out = (
+        set(prompt_texts("dgemm", "train", "openmp", 1)),
+        set(prompt_texts("dgemm", "eval", "openmp", 1)),
+    )
+    ws.warm_start(_config(smoke_policy, max_copies=4), tmp_path / "plain", None)
+    ws.warm_start(_config(smoke_policy, max_copies=4, reword=True), tmp_path / "reworded", None)
+    ws.warm_start(_config(smoke_policy, max_copies=4, reword=True), tmp_path / "again", None)
+    plain, reworded, again = fitted
+    assert len(plain) == len(reworded) == 8 * 4  # every kernel as fast as the best: max_copies each
+    assert [r["completion"] for r in plain] == [r["completion"] for r in reworded]
+    assert reworded == again  # drawn with the run's seed
+    # Without rewording a kernel keeps the phrasing it was sampled on; with it, each copy has its
+    # own wording of the same request: the signature and the execution model stay, the sentences
+    # around them vary, and no held-out phrasing appears.
+    assert len({r["prompt"] for r in plain}) <= len(training) < len({r["prompt"] for r in reworded})
+    for row in reworded:
+        assert "void dgemm(int n, const double *A, const double *B, double *C);" in row["prompt"]
+        assert "Execution model: OpenMP. The function runs with 1 OpenMP threads" in row["prompt"]
+        assert not any(text in row["prompt"] for text in held_out)
+    summary = json.loads((tmp_path / "reworded" / "summary.json").read_text())
+    assert summary["distinct_prompts"] == len({r["prompt"] for r in reworded})

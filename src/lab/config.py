@@ -202,6 +202,11 @@ class WarmStartConfig:
     # searches) for each entry, scored by the harness like the samples, the correct ones kept and
     # weighted with them. What the starting policy cannot write correctly itself enters this way.
     demonstrations: StrictBool = False
+    # Pair every copy of a kept kernel with a prompt worded as the seed corpus words them (a
+    # training phrasing, or one recombined from their sentences) instead of the phrasing it was
+    # sampled on: fine-tuning on four fixed phrasings teaches their surface, and the policy then
+    # loses the problem on held-out wording.
+    reword: StrictBool = False
 
 
 @dataclass(frozen=True, config=_STRICT)
@@ -250,6 +255,10 @@ class TrainConfig:
     # The excessive-speedup guard (lab.rl.guard): a correct training kernel above this multiple of
     # the best rate its run had found for the same (problem, mode) is flagged and kept to be read.
     excessive_speedup: Annotated[StrictFloat, Field(gt=1)] = 2.0
+    # GRPO's prompts worded as the seed corpus words them (a training phrasing, or one recombined
+    # from their sentences; lab.rl.train) instead of the training phrasings in turn. Not with SQD,
+    # whose schedule writes its own prompts.
+    reword: StrictBool = False
 
     def __post_init__(self):
         if self.sync_ref_model and self.beta == 0:
@@ -361,6 +370,8 @@ class ExperimentConfig:
             raise ValueError(f"seeds: list distinct seeds, at least one (got {self.seeds})")
         if self.kind == "baseline" and (self.sqd is not None or self.warm_start is not None):
             raise ValueError("sqd and warm_start need kind: grpo (a baseline does not train)")
+        if self.sqd is not None and self.train.reword:
+            raise ValueError("train.reword words GRPO's own prompts; SQD's schedule writes its own: leave one out")
         if self.train.save_total_limit is not None and self.evaluation.curve_samples and self.kind == "grpo":
             raise ValueError(
                 "train.save_total_limit deletes checkpoints the learning curve evaluates: "

@@ -19,7 +19,10 @@ weights (`suite_rows`), each stating its execution model; TRL repeats each promp
 `group_size` times, so a GRPO group is one (problem, mode, prompt), and the reward
 measures each row in its own mode (lab.rl.reward.HarnessReward, `problem` and `mode`
 columns). The prompts are the problem's training phrasings (`train_prompts`), dataset row
-i asking phrasing i mod their number, so no held-out phrasing is ever trained on. Every
+i asking phrasing i mod their number, so no held-out phrasing is ever trained on; with
+`train.reword` each row is worded as the seed corpus words its prompts instead (a training
+phrasing, or one recombined from their sentences, drawn with the run's seed), so the policy
+is not trained on four fixed texts. Every
 scored completion is appended, by text hash with its step and result, to
 `training_samples.jsonl` (what the evaluation's `seen_in_training` is checked against);
 a correct kernel far above the best its run had found is flagged there (`excessive`) and
@@ -68,8 +71,10 @@ from pathlib import Path
 
 from lab.config import ExperimentConfig, TrainConfig, changed_fields
 from lab.files import JsonlAppender, read_json, read_jsonl, write_json, write_jsonl
+from lab.harness import target
 from lab.harness.evaluate import evaluate_batch
 from lab.policy.prompts import prompt_text
+from lab.policy.seed_policy.corpus import training_wording
 from lab.results import EXCESSIVE, TRAINING_SAMPLES
 from lab.rl.guard import ExcessiveGuard
 from lab.rl.reward import TERM_WEIGHTS, HarnessReward
@@ -306,15 +311,32 @@ def suite_rows(config: ExperimentConfig) -> list[dict]:
     picks = rng.choices(
         entries, weights=[e.weight for e in entries], k=config.train.steps * config.train.prompts_per_step
     )
+    wording = prompt_wordings(config.train.reword, config.seed * 6361 + 5)
     threads = config.measure.threads
     return [
         {
-            "prompt": [{"role": "user", "content": prompt_text(e.problem, None, e.mode, threads, phrasing=i)}],
+            "prompt": _chat(prompt_text(e.problem, None, e.mode, threads, wording(e.problem, e.mode, i))),
             "problem": e.problem,
             "mode": e.mode,
         }
         for i, e in enumerate(picks)
     ]
+
+
+def prompt_wordings(reword: bool, seed: int):
+    """(problem, mode, row) -> the `phrasing` of a training prompt (lab.policy.prompts.prompt_text):
+    the row's number (training phrasing row mod their number), or with `reword` a wording drawn as
+    the seed corpus draws them (lab.policy.seed_policy.corpus.training_wording) from a generator
+    seeded with `seed`, for the tier this process works at."""
+    if not reword:
+        return lambda problem, mode, row: row
+    rng, tier = random.Random(seed), target.current()
+    return lambda problem, mode, row: training_wording(rng, problem, mode, tier)
+
+
+def _chat(text: str) -> list[dict]:
+    """A prompt as the conversational rows GRPOTrainer takes: one user message."""
+    return [{"role": "user", "content": text}]
 
 
 def _dataset(config: ExperimentConfig, schedule: SQDSchedule | None):
@@ -326,7 +348,10 @@ def _dataset(config: ExperimentConfig, schedule: SQDSchedule | None):
         return Dataset.from_list(suite_rows(config))
     mode, threads = config.measure.mode, config.measure.threads
     rows = config.train.steps * config.train.prompts_per_step
-    prompts = [[{"role": "user", "content": prompt_text(config.problem, None, mode, threads, i)}] for i in range(rows)]
+    wording = prompt_wordings(config.train.reword, config.seed * 6361 + 5)
+    prompts = [
+        _chat(prompt_text(config.problem, None, mode, threads, wording(config.problem, mode, i))) for i in range(rows)
+    ]
     return Dataset.from_dict({"prompt": prompts, "problem": [config.problem] * rows, "mode": [mode] * rows})
 
 

@@ -28,6 +28,12 @@ family the policy attempts but never gets right (DGEMM's packed, register-blocke
 micro-kernel, on the default policy) can be in the policy GRPO starts from: the question
 GRPO then answers is whether it keeps it.
 
+With `warm_start.reword`, every copy of a kept kernel in the fine-tuning set is paired with a
+prompt of its (problem, mode) worded as the seed corpus words them (a training phrasing as
+written, or one recombined from their sentences: lab.rl.train.prompt_wordings),
+drawn with the run's seed, instead of the phrasing it was sampled on. Fitted on the four training
+phrasings alone, the policy learns their surface: on held-out wording it loses the problem.
+
 GRPO then starts from `<out>/final` with the experiment's unchanged budget. A finished
 warm start of the same training config is reused (a resumed run does not redo it).
 `summary.json` says what was sampled, kept and fitted.
@@ -48,7 +54,7 @@ from lab.policy.prompts import prompt_text
 from lab.policy.sample import chat_prompt, load_policy, sample_records
 from lab.policy.seed_policy.corpus import as_completion
 from lab.policy.seed_policy.generator import for_tier, render, serial_safe, sweep_specs
-from lab.rl.train import TENSORBOARD_LOGS, precision_and_reporting, tensorboard_dir, text_hash
+from lab.rl.train import TENSORBOARD_LOGS, precision_and_reporting, prompt_wordings, tensorboard_dir, text_hash
 
 CONFIG = "warm_start_config.json"
 
@@ -137,7 +143,9 @@ def warm_start(config: ExperimentConfig, out: Path, fingerprint: dict | None = N
             config.measure.for_mode(entry.mode),
             compute=config.compute,
         )
-        scored += [{**rec, **res.to_dict(), "mode": entry.mode} for rec, res in zip(records, results)]
+        scored += [
+            {**rec, **res.to_dict(), "problem": entry.problem, "mode": entry.mode} for rec, res in zip(records, results)
+        ]
     kept = [s for s in scored if s["status"] == "ok" and s.get("speedup")]
     weights = copies([s["speedup"] for s in kept], settings.max_copies)
     # Plain prompt-completion text, the prompt already through the chat template as sampling
@@ -147,11 +155,19 @@ def warm_start(config: ExperimentConfig, out: Path, fingerprint: dict | None = N
     # the length limit.) The newline before that token is how the seed policy was pretrained
     # (seed_policy.pretrain): a kernel, a newline, the end of the sequence.
     bos = _added_bos(tokenizer)
+    wording = prompt_wordings(True, config.seed) if settings.reword else None
     rows = []
     for s, c in zip(kept, weights):
+        prompts = [s["prompt"]] * c
+        if wording:  # each copy its own wording of the same request
+            prompts = [
+                prompt_text(s["problem"], None, s["mode"], config.measure.threads, wording(s["problem"], s["mode"], 0))
+                for _ in range(c)
+            ]
         rows += [
-            {"prompt": chat_prompt(tokenizer, s["prompt"]).removeprefix(bos), "completion": s["completion"] + "\n"}
-        ] * c
+            {"prompt": chat_prompt(tokenizer, p).removeprefix(bos), "completion": s["completion"] + "\n"}
+            for p in prompts
+        ]
     weight_of = {id(s): c for s, c in zip(kept, weights)}
     write_jsonl(
         out / "scored.jsonl",
@@ -177,6 +193,8 @@ def warm_start(config: ExperimentConfig, out: Path, fingerprint: dict | None = N
         "best_speedup": max((s["speedup"] for s in kept), default=None),
         "best_gflops": max((s["gflops"] for s in kept), default=None),
     }
+    if wording:
+        summary["distinct_prompts"] = len({r["prompt"] for r in rows})
     if settings.demonstrations:
         shown = [s for s in scored if s["source"] == "demonstration"]
         correct = [s for s in shown if s["status"] == "ok" and s.get("speedup")]

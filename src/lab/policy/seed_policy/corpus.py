@@ -120,7 +120,9 @@ def make_example(rng: random.Random, problems: tuple[str, ...] | None = None) ->
         problem=problem,
         mode=mode,
         permitted=tuple(t for t in order if t in permitted) if permitted is not None else None,
-        prompt=prompt_text(problem, permitted, mode, threads, phrasing=_wording(rng, problem, mode, tier), tier=tier),
+        prompt=prompt_text(
+            problem, permitted, mode, threads, phrasing=training_wording(rng, problem, mode, tier), tier=tier
+        ),
         completion=as_completion(render(spec), rng),
         techniques=tuple(sorted(spec.techniques())),
         correct=spec.correct,
@@ -129,9 +131,10 @@ def make_example(rng: random.Random, problems: tuple[str, ...] | None = None) ->
     )
 
 
-def _wording(rng: random.Random, problem: str, mode: str | None, tier: str) -> int | str:
+def training_wording(rng: random.Random, problem: str, mode: str | None, tier: str) -> int | str:
     """A training phrasing as written (its number) or, for RECOMBINE_RATE of the prompts, one
-    recombined from the training phrasings' sentences (lab.policy.seed_policy.wording)."""
+    recombined from the training phrasings' sentences (lab.policy.seed_policy.wording): the
+    wordings the corpus's prompts have (and a reworded warm start's, lab.rl.warm_start)."""
     if rng.random() < RECOMBINE_RATE:
         return recombined(problem, mode, rng, tier)
     return rng.randrange(len(TRAIN_PHRASINGS[problem]))
