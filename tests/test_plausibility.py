@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import platform
+import re
+import subprocess
 
 import pytest
 
+from lab import paths
 from lab.config import MeasureConfig
-from lab.harness import plausibility
+from lab.harness import plausibility, target
 from lab.harness.plausibility import BANDWIDTH_MARGIN, LEVELS, fastest_call_s, violation
 from lab.harness.problems import list_problems, load_problem
 
@@ -165,3 +169,30 @@ def test_real_bandwidth_calibration_is_positive_and_ordered():
     assert all(fast * 1.3 >= slow for fast, slow in zip(rates, rates[1:])), dict(zip(LEVELS, rates))
     assert rates[0] > 2 * rates[-1], dict(zip(LEVELS, rates))
     assert all(values[f"cache/{level}/t1"] > 0 for level in plausibility.CACHES)
+
+
+def _innermost_loop(assembly: list[str]) -> list[str]:
+    """The shortest backward-jumping block of `assembly` that holds at least 8 vector multiplies
+    (FMAs, or SSE's mulpd): the peak program's timed loop."""
+    labels = {line[:-1]: i for i, line in enumerate(assembly) if re.fullmatch(r"\.L\w+:", line)}
+    best: list[str] = []
+    for i, line in enumerate(assembly):
+        jump = re.match(r"\s+j\w+\s+(\.L\w+)$", line)
+        if jump and labels.get(jump.group(1), i) < i:
+            body = assembly[labels[jump.group(1)] : i + 1]
+            if sum(bool(re.search(r"\t(vfmadd|v?mulpd)", x)) for x in body) >= 8 and (not best or len(body) < len(best)):
+                best = body
+    return best
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the x86 tiers' register files")
+@pytest.mark.parametrize("tier", ["sse4", "avx2", "avx512"])
+def test_the_peak_program_keeps_its_accumulators_in_registers_at_every_x86_tier(tier):
+    """Below AVX-512, x86 has 16 vector registers: a timed loop that spilled accumulators to the
+    stack halved the peak an AVX2 core was calibrated at, and honest AVX2 kernels came out
+    `suspicious`. Compiled (not run) at each tier, so every machine checks every tier."""
+    program = str(paths.harness_dir() / "peak.c")
+    argv = ["gcc", "-O2", *target.TIERS[tier].march, "-S", program, "-o", "-"]
+    loop = _innermost_loop(subprocess.run(argv, capture_output=True, text=True, check=True).stdout.splitlines())
+    assert loop, "no timed loop found"
+    assert not [line for line in loop if re.search(r"\(%r[sb]p\)", line)], f"spills at {tier}"

@@ -35,6 +35,7 @@ None should ever fire for honest code; all are the last line behind the process 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import subprocess
@@ -151,20 +152,24 @@ def _calibrated(key: str, measure: Callable[[int], float]) -> float:
 
 
 def peak_gflops_per_core() -> float:
-    """This machine's calibrated floating-point peak of one core, in GFLOP/s."""
+    """This machine's calibrated floating-point peak of one core, in GFLOP/s. The calibration is
+    stored under the digest of the program that measured it: a peak from an older peak.c (one that
+    spilled its accumulators and halved an AVX2 core's peak) is measured again, not reused."""
+    program = paths.harness_dir() / "peak.c"
+    key = f"peak_gflops_per_core@{hashlib.sha256(program.read_bytes()).hexdigest()[:12]}"
 
     def measure(cpu: int) -> float:
         with tempfile.TemporaryDirectory(prefix="lab-peak-") as tmp:
             exe = Path(tmp) / "peak"
             cc = BuildConfig()
-            argv = [cc.cc, "-O2", *target.march_flags(), str(paths.harness_dir() / "peak.c"), "-o", str(exe)]
+            argv = [cc.cc, "-O2", *target.march_flags(), str(program), "-o", str(exe)]
             subprocess.run(argv, check=True)
             out = subprocess.run(
                 ["taskset", "-c", str(cpu), str(exe)], capture_output=True, text=True, check=True, timeout=60
             ).stdout
         return float(out.split()[1])
 
-    return _calibrated("peak_gflops_per_core", measure)
+    return _calibrated(key, measure)
 
 
 #: The levels of the memory hierarchy the bandwidth calibration measures, fastest first. DRAM holds
