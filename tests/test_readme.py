@@ -46,6 +46,13 @@ DEMONSTRATIONS_NAMES = {
     "fitted_mild_penalties": "fitted, penalties a tenth",
 }
 DEMONSTRATIONS = "results/machines/1bbdda6206f8/demonstrations"
+#: The rewording arms of the same config, with their own reference, on another machine.
+REWORDING_NAMES = {
+    "grpo": "GRPO (reference)",
+    "demonstrations_fitted": "demonstrations fitted 12 epochs",
+    "fitted_reworded": "the same, reworded (warm start and GRPO)",
+}
+REWORDING = "results/demonstrations"
 
 #: results folder -> (the arms' names as the documents show them, its page under docs/results).
 COMPARISONS = {
@@ -65,6 +72,7 @@ COMPARISONS = {
     #: TRL's exploration options against the GRPO arm (configs/exploration.yaml), on the second machine.
     EXPLORATION: (EXPLORATION_NAMES, "exploration.md"),
     DEMONSTRATIONS: (DEMONSTRATIONS_NAMES, "demonstrations.md"),
+    REWORDING: (REWORDING_NAMES, "demonstrations.md"),
     "results/ablation": (
         {
             "grpo": "reference",
@@ -163,6 +171,7 @@ SOURCES = {
     f"{DEMONSTRATIONS}/grpo/dynamics.json": lambda: _dynamics(
         DEMONSTRATIONS, DEMONSTRATIONS_NAMES, "demonstrations.md"
     ),
+    f"{REWORDING}/grpo/dynamics.json": lambda: _dynamics(REWORDING, REWORDING_NAMES, "demonstrations.md"),
 }
 
 
