@@ -180,7 +180,8 @@ def _innermost_loop(assembly: list[str]) -> list[str]:
         jump = re.match(r"\s+j\w+\s+(\.L\w+)$", line)
         if jump and labels.get(jump.group(1), i) < i:
             body = assembly[labels[jump.group(1)] : i + 1]
-            if sum(bool(re.search(r"\t(vfmadd|v?mulpd)", x)) for x in body) >= 8 and (not best or len(body) < len(best)):
+            multiplies = sum(bool(re.search(r"\t(vfmadd|v?mulpd)", x)) for x in body)
+            if multiplies >= 8 and (not best or len(body) < len(best)):
                 best = body
     return best
 
