@@ -44,7 +44,7 @@ HERE := calibrate autotune seed-report score-examples detector-report bench-harn
 EXAMPLE_FILES = $(foreach m,serial_t1 openmp_t1 openmp_t2,$(RESULTS)/examples/dgemm_$(m).json)
 RESULT_FILES = $(RESULTS)/machine.json $(EXAMPLE_FILES) $(RESULTS)/autotune.json $(RESULTS)/seed_policy.json
 
-.PHONY: setup test test-fast lint reproduce reproduce-here smoke experiments suite fresh fresh-suite ablation fresh-ablation exploration demonstrations long fresh-long sqd-study sqd-study-suite sqd-long detector-report figures lab calibrate score-examples \
+.PHONY: setup test test-fast lint reproduce reproduce-here smoke experiments suite fresh fresh-suite ablation fresh-ablation exploration demonstrations reworded-long long fresh-long sqd-study sqd-study-suite sqd-long detector-report figures lab calibrate score-examples \
 	bench-harness bench-window bench-cluster test-time seed-numerics seed-model seed-report autotune compare clean
 
 setup: $(STAMP)
@@ -149,6 +149,14 @@ demonstrations: $(SEED_MODEL)/config.json
 	$(BIN)/lab run --config configs/demonstrations.yaml
 	@mkdir -p $(EXECUTED)
 	$(PAPERMILL) notebooks/04_figures.ipynb $(EXECUTED)/04_figures_demonstrations.ipynb -p config configs/demonstrations.yaml -p against grpo
+
+# Does the fast family survive 200 steps? The reworded arm of configs/demonstrations.yaml and plain
+# GRPO at 200 steps (configs/reworded_long.yaml; results/reworded_long), compared and drawn.
+reworded-long: $(SEED_MODEL)/config.json
+	$(BIN)/lab run --config configs/reworded_long.yaml
+	$(BIN)/lab compare --config configs/reworded_long.yaml --against grpo
+	@mkdir -p $(EXECUTED)
+	$(PAPERMILL) notebooks/04_figures.ipynb $(EXECUTED)/04_figures_reworded_long.ipynb -p config configs/reworded_long.yaml -p against grpo
 
 # The long runs: LONG_CONFIG's arms trained with every seed, then compared
 # (results/long/comparison.json) and drawn (results/long/figures: learning curve, training
