@@ -7,8 +7,10 @@ import re
 
 import pytest
 
-from lab.config import STATUSES, MeasureConfig, RewardConfig, SQDConfig
+from lab.config import STATUSES, ExperimentConfig, MeasureConfig, RewardConfig, SQDConfig
 from lab.harness.evaluate import EvalResult
+from lab.harness.extract import source_or_none
+from lab.harness.problems import load_problem
 from lab.rl.reward import (
     TERM_WEIGHTS,
     TERMS,
@@ -16,11 +18,12 @@ from lab.rl.reward import (
     completion_text,
     group_rewards,
     performance_scale,
+    rarity_factors,
     reward_from_result,
     term_rewards,
 )
 from lab.rl.sqd import TechniqueArchive
-from lab.techniques import problem_techniques
+from lab.techniques import detect, problem_techniques
 from tests.conftest import EXAMPLES, KERNELS
 
 
@@ -537,7 +540,7 @@ def test_the_terms_add_up_to_todays_reward_on_the_kernel_corpus(positive, harnes
     rank), row by row, and a harness error is None in every term under the group-mean rule (or
     its group's mean, as today, where other reward functions score the batch too)."""
     texts, columns = _corpus_batch()
-    cfg = RewardConfig(positive=positive, harness_error=harness_error)
+    cfg = RewardConfig(positive=positive, harness_error=harness_error, rarity_bonus=0.3)
     sqd = SQDConfig(violation="soft", violation_weight=0.25, qd_bonus=0.5)
     today = HarnessReward("dgemm", cfg, archives=_archives(columns["problem"]), evaluate=StatusCycle(), sqd=sqd)
     whole = today(texts, **columns)
@@ -553,6 +556,7 @@ def test_the_terms_add_up_to_todays_reward_on_the_kernel_corpus(positive, harnes
     assert any(fn.last_violations[i] for i in ok) and any(fn.last_improved[i] for i in ok)
     assert any(fn.last_violations[i] and fn.last_improved[i] for i in ok)
     assert not all(fn.last_improved[i] for i in ok)
+    assert len({fn.last_rarity[i] for i in ok}) > 1  # rare sets and common ones
     unscorable = harness_error == "group_mean" or positive == "rank"
     for i, (r, total, reward) in enumerate(zip(fn.last, summed, whole)):
         if r.status == "harness_error" and unscorable:
@@ -560,7 +564,7 @@ def test_the_terms_add_up_to_todays_reward_on_the_kernel_corpus(positive, harnes
             continue
         assert total == pytest.approx(reward, rel=1e-12, abs=1e-12), (CORPUS[i], r.status)
         if positive != "rank":
-            scale = performance_scale(fn.last_violations[i], fn.last_improved[i], sqd)
+            scale = performance_scale(fn.last_violations[i], fn.last_improved[i], sqd) * fn.last_rarity[i]
             assert total == pytest.approx(reward_from_result(r, cfg, scale), rel=1e-12, abs=1e-12)
     # Beside other reward functions (which would make the row scorable), a harness error gets its
     # group's mean, as today: the sum is today's reward on every row.
@@ -589,13 +593,14 @@ def test_the_terms_of_a_recorded_sqd_batch():
         return {"dgemv": archive}
 
     fn = HarnessReward("dgemv", archives=archives(), evaluate=fake, sqd=sqd)
-    performance, compliance, bonus = (term(batch, **columns) for term in fn.terms)
+    performance, compliance, bonus, rarity = (term(batch, **columns) for term in fn.terms)
     assert len(fake.calls) == 1
     assert [r.status for r in fn.last] == ["ok", "ok", "ok", "wrong_result", "harness_error", "ok"]
     simd, naive = float(len(SIMD_OMP)), float(len(NAIVE_DGEMV))
     assert performance == [simd, simd, naive, -10.0, None, naive]
     assert compliance == [-0.75 * simd, 0.0, 0.0, 0.0, None, 0.0]  # the naive kernel uses no technique: it complies
     assert bonus == [0.5 * 0.25 * simd, 0.5 * simd, 0.0, 0.0, None, 0.0]  # the SIMD cell was empty
+    assert rarity == [0.0, 0.0, 0.0, 0.0, None, 0.0]  # no rarity bonus by default
     whole = HarnessReward("dgemv", archives=archives(), evaluate=fake, sqd=sqd)(batch, **columns)
     total = [p + c + b if p is not None else None for p, c, b in zip(performance, compliance, bonus)]
     assert total[:4] + total[5:] == whole[:4] + whole[5:]  # exactly, for these numbers
@@ -610,7 +615,7 @@ def test_the_terms_share_one_evaluation_per_batch():
     fn = HarnessReward("dgemv", archives=archives, evaluate=fake, sqd=SQDConfig(qd_bonus=0.5))
     first = [term([SIMD_OMP, "bad"], prompts=["p", "p"]) for term in fn.terms]
     assert len(fake.calls) == 1 and fn.last_improved == [True, False]
-    assert first == [[float(len(SIMD_OMP)), -40.0], [0.0, 0.0], [0.5 * len(SIMD_OMP), 0.0]]
+    assert first == [[float(len(SIMD_OMP)), -40.0], [0.0, 0.0], [0.5 * len(SIMD_OMP), 0.0], [0.0, 0.0]]
     again = [term([SIMD_OMP, "bad"], prompts=["p", "p"]) for term in fn.terms]
     assert len(fake.calls) == 2 and fn.last_improved == [False, False]  # its cell is held now
     assert again[2] == [0.0, 0.0]
@@ -618,16 +623,16 @@ def test_the_terms_share_one_evaluation_per_batch():
     fn.terms[1](["y"], prompts=["q"])  # another batch than the one just scored: scored itself
     assert len(fake.calls) == 4 and fn.last_texts == ["y"]
     assert fn.seconds == fn.finished - fn.started >= 0
-    with pytest.raises(ValueError, match="performance, compliance, qd_bonus"):
+    with pytest.raises(ValueError, match="performance, compliance, qd_bonus, rarity"):
         fn.term("speed", ["x"])
 
 
 def test_a_fixed_harness_error_reward_is_the_performance_term():
     fake = lambda texts, problem, config: [EvalResult(status="harness_error") for _ in texts]  # noqa: E731
     fn = HarnessReward("dgemm", RewardConfig(harness_error=-5.0), evaluate=fake)
-    assert [term(["x"]) for term in fn.terms] == [[-5.0], [0.0], [0.0]]
+    assert [term(["x"]) for term in fn.terms] == [[-5.0], [0.0], [0.0], [0.0]]
     rank = HarnessReward("dgemm", RewardConfig(positive="rank", harness_error=-5.0), evaluate=fake)
-    assert [term(["x"]) for term in rank.terms] == [[None], [None], [None]]  # rank: never ranked, as today
+    assert [term(["x"]) for term in rank.terms] == [[None]] * 4  # rank: never ranked, as today
 
 
 def test_rank_terms_are_the_steps_between_ranks():
@@ -664,7 +669,7 @@ def test_the_harness_error_none_path_gives_the_group_means_advantage():
     cfg = RewardConfig()
     today = group_rewards(results, groups, cfg)
     terms = term_rewards(results, groups, cfg)
-    summed = [None if v is None else v + c + b for v, c, b in zip(*terms.values())]
+    summed = [None if v is None else v + c + b + q for v, c, b, q in zip(*terms.values())]
 
     def advantages(rewards):  # rewards - nanmean of the group; NaN (None) rows -> 0
         out = []
@@ -675,3 +680,55 @@ def test_the_harness_error_none_path_gives_the_group_means_advantage():
 
     assert summed[2] is None and summed[4] is None
     assert advantages(summed) == pytest.approx(advantages(today)) == [20.0, -20.0, 0.0, 0.0, 0.0]
+
+
+# ---- the rarity bonus ------------------------------------------------------------------------
+
+
+def test_a_rare_technique_set_earns_more_than_a_common_one():
+    """Three correct naive kernels and one correct SIMD kernel in a batch: the SIMD kernel's set
+    is shared by none of the others (the full bonus), each naive one's by two of three (a third
+    of it); a failure earns none. The terms still add up to the whole reward."""
+    fake = FakeEvaluator({"bad": "compile_error"})
+    cfg = RewardConfig(rarity_bonus=0.6)
+    fn = HarnessReward("dgemv", cfg, evaluate=fake)
+    batch = [NAIVE_DGEMV, NAIVE_DGEMV, NAIVE_DGEMV, SIMD_OMP, "bad"]
+    whole = fn(batch, prompts=["a", "a", "b", "b", "b"])
+    assert fn.last_rarity == pytest.approx([1.2, 1.2, 1.2, 1.6, 1.0])
+    naive, simd = float(len(NAIVE_DGEMV)), float(len(SIMD_OMP))
+    assert whole == pytest.approx([1.2 * naive, 1.2 * naive, 1.2 * naive, 1.6 * simd, -40.0])
+    terms = HarnessReward("dgemv", cfg, evaluate=FakeEvaluator({"bad": "compile_error"}))
+    assert composed(terms, batch, prompts=["a", "a", "b", "b", "b"]) == pytest.approx(whole)
+    assert terms.terms[3](batch, prompts=["a", "a", "b", "b", "b"]) == pytest.approx(
+        [0.2 * naive, 0.2 * naive, 0.2 * naive, 0.6 * simd, 0.0]
+    )
+
+
+def test_rarity_is_counted_per_problem_and_among_correct_kernels_only():
+    ok, bad = EvalResult(status="ok", gflops=1.0), EvalResult(status="wrong_result")
+    loop, simd = frozenset({"loop_reorder"}), frozenset({"simd"})
+    factors = rarity_factors([ok, ok, bad, ok], [loop, simd, loop, loop], ["p", "p", "p", "q"], 1.0)
+    assert factors == [2.0, 2.0, 1.0, 2.0]  # p: two correct kernels, two sets; q: alone
+    assert rarity_factors([ok, ok], [loop, loop], ["p", "p"], 0.0) == [1.0, 1.0]
+
+
+def test_dead_code_that_names_a_technique_earns_no_rarity_bonus():
+    """The set a kernel is judged by comes from its object where the object can tell: a SIMD
+    routine the kernel never calls is gone from the build, so the kernel's set is the naive
+    kernels' and it earns what they earn, not the bonus of a rare set. Measured by the harness,
+    with the build the object's verdict needs (an arm with a rarity bonus must ask for it)."""
+    dead = NAIVE_DGEMV.replace(
+        "void dgemv(",
+        "#include <immintrin.h>\n"
+        "static void unused(double *y) { _mm256_storeu_pd(y, _mm256_add_pd(_mm256_loadu_pd(y), _mm256_set1_pd(1.0))); }\n"
+        "void dgemv(",
+        1,
+    )
+    assert "simd" in detect(source_or_none(dead, load_problem("dgemv").signature), "dgemv")  # the text alone
+    fn = HarnessReward("dgemv", RewardConfig(rarity_bonus=1.0), MeasureConfig(n=64, verify_techniques=True))
+    fn([NAIVE_DGEMV, NAIVE_DGEMV, dead], prompts=["a", "a", "a"])
+    assert [r.status for r in fn.last] == ["ok", "ok", "ok"], [r.detail for r in fn.last]
+    assert "simd" not in fn.last_techniques[2]
+    assert fn.last_rarity == [1.0, 1.0, 1.0]  # one set among the three: nothing rare
+    with pytest.raises(ValueError, match="rarity_bonus needs measure.verify_techniques"):
+        ExperimentConfig(name="rare", reward=RewardConfig(rarity_bonus=0.5))

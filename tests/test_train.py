@@ -98,8 +98,8 @@ def test_two_grpo_steps_log_a_loss_and_change_parameters(tiny_policy, tmp_path):
     trainer = build_trainer(cfg, tmp_path / "run", tmp_path / "log.jsonl", extra_reward_funcs=[length])
     # The harness reward measures and rewards as the experiment says, as TRL's first reward functions.
     assert isinstance(trainer.harness_reward, HarnessReward) and trainer.sqd_schedule is None
-    assert trainer.reward_funcs[:3] == list(trainer.harness_reward.terms)
-    assert trainer.reward_func_names == [*TERMS, "length"] and trainer.args.reward_weights == [1.0] * 4
+    assert trainer.reward_funcs[: len(TERMS)] == list(trainer.harness_reward.terms)
+    assert trainer.reward_func_names == [*TERMS, "length"] and trainer.args.reward_weights == [1.0] * (len(TERMS) + 1)
     assert not trainer.harness_reward.unscored_as_none  # `length` scores every row: harness errors get group means
     assert trainer.harness_reward.measure == TINY_MEASURE and trainer.harness_reward.reward == cfg.reward
     assert trainer.args.max_steps == 2 and trainer.args.num_generations == 4 and trainer.args.seed == cfg.seed

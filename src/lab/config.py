@@ -137,6 +137,10 @@ class RewardConfig:
     # A `harness_error` is the harness's fault, not the policy's: by default it gets the mean reward
     # of the other completions of its prompt, so its advantage is zero; or a fixed number.
     harness_error: Literal["group_mean"] | StrictFloat = "group_mean"
+    # A correct kernel's performance term grows by this share when no other correct kernel of
+    # its batch (same problem) uses its set of techniques, less as more of them do: a bonus for
+    # rare technique sets, read from the compiled object where it can tell (lab.rl.reward).
+    rarity_bonus: NonNegativeFloat = 0.0
 
     def __post_init__(self):
         scored = set(STATUSES) - {"ok", "harness_error"}
@@ -148,7 +152,7 @@ class RewardConfig:
             )
 
     def __hash__(self):
-        return hash((tuple(sorted(self.penalties.items())), self.positive, self.harness_error))
+        return hash((tuple(sorted(self.penalties.items())), self.positive, self.harness_error, self.rarity_bonus))
 
 
 @dataclass(frozen=True, config=_STRICT)
@@ -372,6 +376,11 @@ class ExperimentConfig:
             raise ValueError("sqd and warm_start need kind: grpo (a baseline does not train)")
         if self.sqd is not None and self.train.reword:
             raise ValueError("train.reword words GRPO's own prompts; SQD's schedule writes its own: leave one out")
+        if self.reward.rarity_bonus and not self.measure.verify_techniques:
+            raise ValueError(
+                "reward.rarity_bonus needs measure.verify_techniques: true (without the object's verdict, "
+                "dead code that names a technique would earn it)"
+            )
         if self.train.save_total_limit is not None and self.evaluation.curve_samples and self.kind == "grpo":
             raise ValueError(
                 "train.save_total_limit deletes checkpoints the learning curve evaluates: "

@@ -39,21 +39,25 @@ kernels are offered to the technique archives under the techniques they really u
 one that fills an empty cell or beats its elite as the batch found it may earn a bonus
 (`SQDConfig.qd_bonus`). The last batch's results stay on the object for the training log.
 
-Training hands TRL the reward as three terms, `HarnessReward.terms`, each a reward function
+Training hands TRL the reward as four terms, `HarnessReward.terms`, each a reward function
 of its own that TRL logs under its name (`rewards/performance/mean`, ...) and sums with
 GRPOConfig's `reward_weights` (`TERM_WEIGHTS`, under which the sum is the reward above):
 
 - `performance`: the status's penalty, or a correct kernel's unscaled performance term;
 - `compliance`: what a soft violation of the permitted set takes off it (0 for the rest);
-- `qd_bonus`: what filling or improving an archive cell adds (0 for the rest).
+- `qd_bonus`: what filling or improving an archive cell adds (0 for the rest);
+- `rarity`: what a rare set of techniques adds (`RewardConfig.rarity_bonus`; 0 when it is 0):
+  a correct kernel's term grows by rarity_bonus x (1 - the share of the batch's other correct
+  kernels of its problem that use the same set), the set read from the compiled object where
+  it can tell, so dead code that names a technique earns nothing.
 
 The terms share one evaluation of the batch: the first term TRL calls scores it, the
-others read the same verdicts (`term_rewards` turns them into the three lists).
+others read the same verdicts (`term_rewards` turns them into the four lists).
 
     >>> reward = HarnessReward("dgemm", cfg, evaluate=lambda texts, problem, config: [
     ...     EvalResult(status="ok", gflops=8.0) for _ in texts])
     >>> [(t.__name__, t(["int x;"])) for t in reward.terms]
-    [('performance', [8.0]), ('compliance', [0.0]), ('qd_bonus', [0.0])]
+    [('performance', [8.0]), ('compliance', [0.0]), ('qd_bonus', [0.0]), ('rarity', [0.0])]
 """
 
 from __future__ import annotations
@@ -181,8 +185,36 @@ def group_ranks(
 #: The reward's terms, in the order training hands them to TRL (each a reward function of that
 #: name), and GRPOConfig.reward_weights under which their weighted sum is `reward_from_result`'s
 #: number (`group_rewards`' for `rank`).
-TERMS = ("performance", "compliance", "qd_bonus")
-TERM_WEIGHTS = (1.0, 1.0, 1.0)
+TERMS = ("performance", "compliance", "qd_bonus", "rarity")
+TERM_WEIGHTS = (1.0, 1.0, 1.0, 1.0)
+
+
+def rarity_factors(
+    results: Sequence[EvalResult],
+    used: Sequence[frozenset[str] | None],
+    problems: Sequence[str],
+    bonus: float,
+) -> list[float]:
+    """Each row's rarity factor: 1 + bonus x (1 - share) for a correct kernel, where share is
+    the fraction of the batch's other correct kernels of the same problem whose technique set
+    (`used`: detected, corrected by the object) is its own (0 when there are none); 1 otherwise.
+    The batch, not the group: GRPO's advantage compares a group's completions, and a set the
+    whole batch writes is no rarer for being alone in its group.
+
+    >>> ok = EvalResult(status="ok", gflops=1.0)
+    >>> loop, simd = frozenset({"loop_reorder"}), frozenset({"simd"})
+    >>> rarity_factors([ok, ok, ok, EvalResult(status="wrong_result")], [loop, loop, simd, simd], ["p"] * 4, 0.5)
+    [1.25, 1.25, 1.5, 1.0]
+    """
+    correct = [i for i, r in enumerate(results) if r.status == "ok" and used[i] is not None]
+    factors = [1.0] * len(results)
+    if not bonus:
+        return factors
+    for i in correct:
+        others = [j for j in correct if j != i and problems[j] == problems[i]]
+        share = sum(used[j] == used[i] for j in others) / len(others) if others else 0.0
+        factors[i] = 1.0 + bonus * (1.0 - share)
+    return factors
 
 
 def term_rewards(
@@ -193,18 +225,21 @@ def term_rewards(
     improved: Sequence[bool] | None = None,
     sqd: SQDConfig | None = None,
     unscored_as_none: bool = True,
+    rarity: Sequence[float] | None = None,
 ) -> dict[str, list[float | None]]:
     """Each row's reward split into TERMS: {term: one value per row}.
 
     The reward (`reward_from_result` with `performance_scale`) multiplies a correct kernel's
-    performance term p by the soft violation's factor c (violation_weight, or 1) and the bonus
-    factor b (1 + qd_bonus, or 1): p*c*b. TRL adds its reward functions, so the terms are the
-    steps from p to p*c*b, which add up to it: performance p, compliance p*(c - 1) (what the
-    violation costs), qd_bonus p*c*(b - 1) (what the archive gain adds, on the term the kernel
-    keeps). Failures keep their penalty in
+    performance term p by the soft violation's factor c (violation_weight, or 1), the bonus
+    factor b (1 + qd_bonus, or 1) and the rarity factor r (`rarity_factors`, or 1): p*c*b*r.
+    TRL adds its reward functions, so the terms are the steps from p to p*c*b*r, which add up
+    to it: performance p, compliance p*(c - 1) (what the violation costs), qd_bonus p*c*(b - 1)
+    (what the archive gain adds, on the term the kernel keeps), rarity p*c*b*(r - 1). Failures
+    keep their penalty in
     `performance` and 0 elsewhere, so each term's batch mean (TRL's `rewards/<term>/mean`) is
     its share of the mean reward. For `rank` the rank is not linear in the scales, so the terms
-    are the same steps between ranks: by unscaled speedup, by speedup x c, by speedup x c x b.
+    are the same steps between ranks: by unscaled speedup, by speedup x c, by speedup x c x b,
+    by speedup x c x b x r.
     The sum equals the reward up to floating-point rounding (TRL adds the terms in float32).
 
     A `harness_error` under the "group_mean" rule (and always under `rank`, as in
@@ -221,11 +256,12 @@ def term_rewards(
 
     >>> ok = EvalResult(status="ok", gflops=10.0)
     >>> term_rewards([ok], ["g"], RewardConfig(), ["uses simd"], [True], SQDConfig(violation="soft", qd_bonus=0.5))
-    {'performance': [10.0], 'compliance': [-5.0], 'qd_bonus': [2.5]}
+    {'performance': [10.0], 'compliance': [-5.0], 'qd_bonus': [2.5], 'rarity': [0.0]}
     """
     n = len(results)
     violations = list(violations) if violations is not None else [None] * n
     improved = list(improved) if improved is not None else [False] * n
+    rarity = list(rarity) if rarity is not None else [1.0] * n
     factors = [performance_factors(v, up, sqd) for v, up in zip(violations, improved)]
     # performance_scale, as group_rewards scales the performance terms (for rank, the speedups).
     scales = [performance_scale(v, up, sqd) for v, up in zip(violations, improved)]
@@ -233,28 +269,32 @@ def term_rewards(
         plain = group_ranks(results, groups, config, [1.0] * n)
         judged = group_ranks(results, groups, config, [c for c, _ in factors])
         full = group_ranks(results, groups, config, scales)
+        rare = group_ranks(results, groups, config, [k * r for k, r in zip(scales, rarity)])
         terms = {
             "performance": plain,
             "compliance": [None if a is None else b - a for a, b in zip(plain, judged)],
             "qd_bonus": [None if b is None else c - b for b, c in zip(judged, full)],
+            "rarity": [None if c is None else d - c for c, d in zip(full, rare)],
         }
     else:
         terms = {name: [] for name in TERMS}
-        for r, (c, b) in zip(results, factors):
+        for r, (c, b), q in zip(results, factors, rarity):
             p = reward_from_result(r, config)
             if p is None:  # a harness_error under "group_mean"
-                values = (None, None, None)
+                values = (None, None, None, None)
             elif r.status != "ok":  # a penalty (or a fixed harness_error number) is never scaled
-                values = (p, 0.0, 0.0)
+                values = (p, 0.0, 0.0, 0.0)
             else:
-                values = (p, p * (c - 1.0), p * c * (b - 1.0))
+                values = (p, p * (c - 1.0), p * c * (b - 1.0), p * c * b * (q - 1.0))
             for name, value in zip(TERMS, values):
                 terms[name].append(value)
     if not unscored_as_none:
-        whole = group_rewards(results, groups, config, scales)
+        whole = group_rewards(results, groups, config, [k * r for k, r in zip(scales, rarity)])
         for i, value in enumerate(terms["performance"]):
             if value is None:
-                terms["performance"][i], terms["compliance"][i], terms["qd_bonus"][i] = whole[i], 0.0, 0.0
+                terms["performance"][i] = whole[i]
+                for name in TERMS[1:]:
+                    terms[name][i] = 0.0
     return terms
 
 
@@ -317,7 +357,7 @@ class HarnessReward:
     cell counts: copies of a kernel all do), `last_measured` whether
     the harness compiled and ran it (lab.config.RAN_STATUSES), `last_techniques` the techniques
     its kernel uses as the permission check and the archive judged them (None: no kernel),
-    `last_rewards` each row's whole reward (the terms' sum; None where the group rule left a
+    `last_rarity` each row's rarity factor (`rarity_factors`), `last_rewards` each row's whole reward (the terms' sum; None where the group rule left a
     row unscored), and `last_rows`,
     `last_stages`, `last_permitted`, `last_problems` the SQD columns, for the training log;
     `started`/`finished` time the scoring.
@@ -352,6 +392,7 @@ class HarnessReward:
         self.last_improved: list[bool] = []
         self.last_measured: list[bool] = []
         self.last_techniques: list[list[str] | None] = []
+        self.last_rarity: list[float] = []  # each row's rarity factor (rarity_factors)
         self.last_rewards: list[float | None] = []
         self.last_rows: list[int] = []
         self.last_stages: list[int] = []  # the stage each row was drawn in
@@ -439,6 +480,7 @@ class HarnessReward:
             completions, problems, kwargs.get("permitted"), kwargs.get("mode")
         )
         self.last_techniques = [[t for t in TECHNIQUES if t in u] if u is not None else None for u in used]
+        self.last_rarity = rarity_factors(self.last, used, problems, self.reward.rarity_bonus)
         self.last_permitted = [descriptor(p) if p is not None else None for p in kwargs.get("permitted") or []]
         self.last_rows, self.last_stages = list(kwargs.get("row") or []), list(kwargs.get("stage") or [])
         self.last_problems = list(problems)
@@ -454,6 +496,7 @@ class HarnessReward:
         self._batch = None  # this call scores the batch anew: the terms must not reuse an older scoring
         groups = self._score_batch(completions, kwargs)
         scales = [performance_scale(v, up, self.sqd) for v, up in zip(self.last_violations, self.last_improved)]
+        scales = [k * r for k, r in zip(scales, self.last_rarity)]
         self.last_rewards = group_rewards(self.last, groups, self.reward, scales)
         return self.last_rewards
 
@@ -477,6 +520,7 @@ class HarnessReward:
                 self.last_improved,
                 self.sqd,
                 unscored_as_none=self.unscored_as_none,
+                rarity=self.last_rarity,
             )
             batch = self._batch = _Batch(key, terms)
             # As TRL sums the terms: a None term counts 0, a row with every term None is unscored.

@@ -4,8 +4,8 @@
     from lab.rl.train import train
     train(load_config("configs/default.yaml").experiment("grpo"))   # into runs/grpo/
 
-No trainer subclass: the harness enters as TRL's reward functions, the three terms of
-lab.rl.reward.HarnessReward (performance, compliance with the permitted set, QD bonus;
+No trainer subclass: the harness enters as TRL's reward functions, the four terms of
+lab.rl.reward.HarnessReward (performance, compliance with the permitted set, QD bonus, rarity;
 one scoring of each batch, in parallel through evaluate_batch, measured as the experiment's
 `measure` says), summed by GRPOConfig's `reward_weights` into the reward
 `reward_from_result` defines; logging enters as a callback. Per step, `train_log.jsonl`
