@@ -53,6 +53,11 @@ REWORDING_NAMES = {
     "fitted_reworded": "the same, reworded (warm start and GRPO)",
 }
 REWORDING = "results/demonstrations"
+#: The reworded arm at 200 steps (configs/reworded_long.yaml), this machine's follow-up of REWORDING.
+REWORDED_LONG_NAMES = {"fitted_reworded": "reworded warm start + GRPO, 200 steps", "grpo": "GRPO, 200 steps"}
+REWORDED_LONG = "results/reworded_long"
+#: Studies of this machine whose tables live on their page only: the README shows the study that follows them up.
+PAGE_ONLY = {REWORDING}
 
 #: results folder -> (the arms' names as the documents show them, its page under docs/results).
 COMPARISONS = {
@@ -73,6 +78,7 @@ COMPARISONS = {
     EXPLORATION: (EXPLORATION_NAMES, "exploration.md"),
     DEMONSTRATIONS: (DEMONSTRATIONS_NAMES, "demonstrations.md"),
     REWORDING: (REWORDING_NAMES, "demonstrations.md"),
+    REWORDED_LONG: (REWORDED_LONG_NAMES, "reworded_long.md"),
     "results/ablation": (
         {
             "grpo": "reference",
@@ -100,7 +106,7 @@ def _comparison(folder: str) -> list[tuple[str, tuple[str, ...]]]:
     # The README shows one table of each study: the arms, but for the ablation the differences.
     if folder == "results/ablation":
         return [(arms, (_page(page),)), (pairs, (_page(page), README))]
-    if "machines" in folder:  # another machine's: on its study's page only
+    if "machines" in folder or folder in PAGE_ONLY:  # another machine's, or followed up: on its page only
         return [(arms, (_page(page),)), (pairs, (_page(page),))]
     return [(arms, (_page(page), README)), (pairs, (_page(page),))]
 
@@ -172,6 +178,9 @@ SOURCES = {
         DEMONSTRATIONS, DEMONSTRATIONS_NAMES, "demonstrations.md"
     ),
     f"{REWORDING}/grpo/dynamics.json": lambda: _dynamics(REWORDING, REWORDING_NAMES, "demonstrations.md"),
+    f"{REWORDED_LONG}/fitted_reworded/dynamics.json": lambda: _dynamics(
+        REWORDED_LONG, REWORDED_LONG_NAMES, "reworded_long.md"
+    ),
 }
 
 
