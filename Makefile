@@ -5,6 +5,8 @@
 #   make exploration  TRL's exploration options against the default GRPO arm, with their dynamics
 #   make demonstrations  whether GRPO keeps the fast family when its warm start shows it correct kernels
 #   make long       GRPO and the warm-started arm at 200 steps, beside the base policy (about 45 minutes)
+#   make reworded-long  the reworded warm start and plain GRPO at 200 steps (about two hours; the
+#                   reworded arm alone took 65 minutes on the 2-core AMD EPYC)
 #   make sqd-study  plain GRPO and the SQD variants on DGEMM, serial and OpenMP (under two hours)
 #   make test       lint, layers contract and the full test suite (what CI runs)
 SHELL := /bin/bash
@@ -217,7 +219,7 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" --port=$(PORT) --ServerApp.port_retries=0 \
 	  $(NO_BROWSER) $(AS_ROOT) $(JUPYTER_ARGS)
 
-# The embedded default policy, built once (about 6 minutes on 2 cores).
+# The embedded default policy, built once (20 to 40 minutes on 2 cores: docs/seed_policy.md).
 seed-model: $(SEED_MODEL)/config.json
 
 $(SEED_MODEL)/config.json: | $(STAMP)
