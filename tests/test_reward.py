@@ -602,7 +602,7 @@ def test_the_terms_of_a_recorded_sqd_batch():
     assert bonus == [0.5 * 0.25 * simd, 0.5 * simd, 0.0, 0.0, None, 0.0]  # the SIMD cell was empty
     assert rarity == [0.0, 0.0, 0.0, 0.0, None, 0.0]  # no rarity bonus by default
     whole = HarnessReward("dgemv", archives=archives(), evaluate=fake, sqd=sqd)(batch, **columns)
-    total = [p + c + b if p is not None else None for p, c, b in zip(performance, compliance, bonus)]
+    total = [p + c + b + q if p is not None else None for p, c, b, q in zip(performance, compliance, bonus, rarity)]
     assert total[:4] + total[5:] == whole[:4] + whole[5:]  # exactly, for these numbers
     assert total[4] is None and whole[4] == (-10.0 + naive) / 2  # today: its group's (b) mean
 

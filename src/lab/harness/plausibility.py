@@ -35,6 +35,7 @@ None should ever fire for honest code; all are the last line behind the process 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -151,12 +152,19 @@ def _calibrated(key: str, measure: Callable[[int], float]) -> float:
     return _calibrated_many([key], lambda cpus: {key: measure(cpus[0])})[key]
 
 
+@functools.cache
+def _peak_key(program: Path) -> str:
+    """The calibration key of the peak measured by `program`: its digest, read once per process
+    (an evaluation asks for the peak about ten times)."""
+    return f"peak_gflops_per_core@{hashlib.sha256(program.read_bytes()).hexdigest()[:12]}"
+
+
 def peak_gflops_per_core() -> float:
     """This machine's calibrated floating-point peak of one core, in GFLOP/s. The calibration is
     stored under the digest of the program that measured it: a peak from an older peak.c (one that
     spilled its accumulators and halved an AVX2 core's peak) is measured again, not reused."""
     program = paths.harness_dir() / "peak.c"
-    key = f"peak_gflops_per_core@{hashlib.sha256(program.read_bytes()).hexdigest()[:12]}"
+    key = _peak_key(program)
 
     def measure(cpu: int) -> float:
         with tempfile.TemporaryDirectory(prefix="lab-peak-") as tmp:

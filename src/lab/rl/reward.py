@@ -206,10 +206,10 @@ def rarity_factors(
     >>> rarity_factors([ok, ok, ok, EvalResult(status="wrong_result")], [loop, loop, simd, simd], ["p"] * 4, 0.5)
     [1.25, 1.25, 1.5, 1.0]
     """
-    correct = [i for i, r in enumerate(results) if r.status == "ok" and used[i] is not None]
     factors = [1.0] * len(results)
     if not bonus:
         return factors
+    correct = [i for i, r in enumerate(results) if r.status == "ok" and used[i] is not None]
     for i in correct:
         others = [j for j in correct if j != i and problems[j] == problems[i]]
         share = sum(used[j] == used[i] for j in others) / len(others) if others else 0.0
@@ -265,11 +265,12 @@ def term_rewards(
     factors = [performance_factors(v, up, sqd) for v, up in zip(violations, improved)]
     # performance_scale, as group_rewards scales the performance terms (for rank, the speedups).
     scales = [performance_scale(v, up, sqd) for v, up in zip(violations, improved)]
+    rare_scales = [k * r for k, r in zip(scales, rarity)]  # the whole reward's scales
     if config.positive == "rank":
         plain = group_ranks(results, groups, config, [1.0] * n)
         judged = group_ranks(results, groups, config, [c for c, _ in factors])
         full = group_ranks(results, groups, config, scales)
-        rare = group_ranks(results, groups, config, [k * r for k, r in zip(scales, rarity)])
+        rare = group_ranks(results, groups, config, rare_scales)
         terms = {
             "performance": plain,
             "compliance": [None if a is None else b - a for a, b in zip(plain, judged)],
@@ -289,7 +290,7 @@ def term_rewards(
             for name, value in zip(TERMS, values):
                 terms[name].append(value)
     if not unscored_as_none:
-        whole = group_rewards(results, groups, config, [k * r for k, r in zip(scales, rarity)])
+        whole = group_rewards(results, groups, config, rare_scales)
         for i, value in enumerate(terms["performance"]):
             if value is None:
                 terms["performance"][i] = whole[i]
@@ -357,8 +358,8 @@ class HarnessReward:
     cell counts: copies of a kernel all do), `last_measured` whether
     the harness compiled and ran it (lab.config.RAN_STATUSES), `last_techniques` the techniques
     its kernel uses as the permission check and the archive judged them (None: no kernel),
-    `last_rarity` each row's rarity factor (`rarity_factors`), `last_rewards` each row's whole reward (the terms' sum; None where the group rule left a
-    row unscored), and `last_rows`,
+    `last_rarity` each row's rarity factor (`rarity_factors`), `last_rewards` each row's whole
+    reward (the terms' sum; None where the group rule left a row unscored), and `last_rows`,
     `last_stages`, `last_permitted`, `last_problems` the SQD columns, for the training log;
     `started`/`finished` time the scoring.
 
@@ -495,8 +496,10 @@ class HarnessReward:
     def __call__(self, completions: list[Any], **kwargs: Any) -> list[float]:
         self._batch = None  # this call scores the batch anew: the terms must not reuse an older scoring
         groups = self._score_batch(completions, kwargs)
-        scales = [performance_scale(v, up, self.sqd) for v, up in zip(self.last_violations, self.last_improved)]
-        scales = [k * r for k, r in zip(scales, self.last_rarity)]
+        scales = [
+            performance_scale(v, up, self.sqd) * r
+            for v, up, r in zip(self.last_violations, self.last_improved, self.last_rarity)
+        ]
         self.last_rewards = group_rewards(self.last, groups, self.reward, scales)
         return self.last_rewards
 
