@@ -7,6 +7,7 @@
 #   make long       GRPO and the warm-started arm at 200 steps, beside the base policy (about 45 minutes)
 #   make reworded-long  the reworded warm start and plain GRPO at 200 steps (about two hours; the
 #                   reworded arm alone took 65 minutes on the 2-core AMD EPYC)
+#   make exploration-screen  the reworded arm with a rarity bonus or an entropy bonus, 40 steps
 #   make sqd-study  plain GRPO and the SQD variants on DGEMM, serial and OpenMP (under two hours)
 #   make test       lint, layers contract and the full test suite (what CI runs)
 SHELL := /bin/bash
@@ -46,7 +47,7 @@ HERE := calibrate autotune seed-report score-examples detector-report bench-harn
 EXAMPLE_FILES = $(foreach m,serial_t1 openmp_t1 openmp_t2,$(RESULTS)/examples/dgemm_$(m).json)
 RESULT_FILES = $(RESULTS)/machine.json $(EXAMPLE_FILES) $(RESULTS)/autotune.json $(RESULTS)/seed_policy.json
 
-.PHONY: setup test test-fast lint reproduce reproduce-here smoke experiments suite fresh fresh-suite ablation fresh-ablation exploration demonstrations reworded-long long fresh-long sqd-study sqd-study-suite sqd-long detector-report figures lab calibrate score-examples \
+.PHONY: setup test test-fast lint reproduce reproduce-here smoke experiments suite fresh fresh-suite ablation fresh-ablation exploration demonstrations reworded-long exploration-screen long fresh-long sqd-study sqd-study-suite sqd-long detector-report figures lab calibrate score-examples \
 	bench-harness bench-window bench-cluster test-time seed-numerics seed-model seed-report autotune compare clean
 
 setup: $(STAMP)
@@ -159,6 +160,14 @@ reworded-long: $(SEED_MODEL)/config.json
 	$(BIN)/lab compare --config configs/reworded_long.yaml --against grpo
 	@mkdir -p $(EXECUTED)
 	$(PAPERMILL) notebooks/04_figures.ipynb $(EXECUTED)/04_figures_reworded_long.ipynb -p config configs/reworded_long.yaml -p against grpo
+
+# Which exploration setting keeps the fast family? The reworded arm at 40 steps with a rarity bonus
+# or TRL's adaptive entropy bonus, against the same arm without (configs/exploration_screen.yaml).
+exploration-screen: $(SEED_MODEL)/config.json
+	$(BIN)/lab run --config configs/exploration_screen.yaml
+	$(BIN)/lab compare --config configs/exploration_screen.yaml --against reworded
+	@mkdir -p $(EXECUTED)
+	$(PAPERMILL) notebooks/04_figures.ipynb $(EXECUTED)/04_figures_exploration_screen.ipynb -p config configs/exploration_screen.yaml -p against reworded
 
 # The long runs: LONG_CONFIG's arms trained with every seed, then compared
 # (results/long/comparison.json) and drawn (results/long/figures: learning curve, training

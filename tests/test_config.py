@@ -28,8 +28,14 @@ def test_shipped_configs_load_with_their_arms(name):
         assert config.experiment("grpo_sqd").sqd is not None
 
 
-#: The configs whose make targets compare every arm with the grpo arm (lab compare --against grpo).
-AGAINST_GRPO = ("ablation", "exploration", "demonstrations", "reworded_long")
+#: The configs whose make targets compare every arm with one reference arm (lab compare --against ARM).
+REFERENCE = {
+    "ablation": "grpo",
+    "exploration": "grpo",
+    "demonstrations": "grpo",
+    "reworded_long": "grpo",
+    "exploration_screen": "reworded",
+}
 
 
 def test_every_shipped_config_loads_and_compares_fairly():
@@ -43,7 +49,7 @@ def test_every_shipped_config_loads_and_compares_fairly():
         if name.startswith("sqd_"):  # the SQD study's arms differ in their SQD settings only
             check_fair(config, suites=True)
         elif all(e.suite is None for e in config.experiments.values()):  # lab.analysis.suite compares suites
-            check_fair(config, "grpo" if name in AGAINST_GRPO else None)
+            check_fair(config, REFERENCE.get(name))
     long, default = load_config(CONFIGS / "long.yaml"), load_config(CONFIGS / "default.yaml")
     assert long.experiment("grpo_rft").warm_start == default.experiment("grpo_rft").warm_start
     assert long.experiment("grpo").train.steps == 5 * default.experiment("grpo").train.steps
