@@ -8,7 +8,7 @@
 #   make reworded-long  the reworded warm start and plain GRPO at 200 steps (about two hours; the
 #                   reworded arm alone took 65 minutes on the 2-core AMD EPYC)
 #   make exploration-screen  the reworded arm with a rarity bonus or an entropy bonus, 40 steps
-#   make sqd-study  plain GRPO and the SQD variants on DGEMM, serial and OpenMP (under two hours)
+#   make sqd-study  plain GRPO and the SQD variants on DGEMM, serial and OpenMP (about two hours)
 #   make test       lint, layers contract and the full test suite (what CI runs)
 SHELL := /bin/bash
 PYTHON ?= python3

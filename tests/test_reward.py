@@ -732,3 +732,65 @@ def test_dead_code_that_names_a_technique_earns_no_rarity_bonus():
     assert fn.last_rarity == [1.0, 1.0, 1.0]  # one set among the three: nothing rare
     with pytest.raises(ValueError, match="rarity_bonus needs measure.verify_techniques"):
         ExperimentConfig(name="rare", reward=RewardConfig(rarity_bonus=0.5))
+
+
+def test_a_required_set_is_met_only_by_kernels_that_use_every_technique_of_it():
+    """Under `ask: require` a kernel that ran and lacks one of its prompt's techniques breaks the
+    prompt: forbidden under the hard rule (after it was measured: the build decides), its term
+    scaled under the soft rule. A kernel that failed keeps its status; a prompt that requires
+    nothing is met by any kernel inside it; permitting (the default) never asks."""
+    broken = "void dgemv(int n, const double *A) { this does not compile }"
+    full = ["openmp", "simd", "unrolling"]  # what SIMD_OMP uses
+    texts, permitted = [SIMD_OMP, NAIVE_DGEMV, NAIVE_DGEMV, broken], [full, full, [], full]
+    fake = FakeEvaluator({broken: "compile_error"})
+    fn = HarnessReward("dgemv", evaluate=fake, sqd=SQDConfig(ask="require"))
+    rewards = fn(texts, permitted=permitted, prompts=["a", "a", "b", "a"])
+    assert [r.status for r in fn.last] == ["ok", "forbidden", "ok", "compile_error"]
+    assert fn.last[1].detail == "code lacks unrolling, simd, openmp, which the prompt required"
+    assert fake.calls == [(texts, "dgemv")]  # every kernel was built: the requirement is judged after
+    assert rewards[1] == -100.0 and rewards[0] == float(len(SIMD_OMP))
+    soft = HarnessReward(
+        "dgemv", evaluate=FakeEvaluator(), sqd=SQDConfig(ask="require", violation="soft", violation_weight=0.25)
+    )
+    assert soft([NAIVE_DGEMV], permitted=[["simd"]]) == [pytest.approx(0.25 * len(NAIVE_DGEMV))]
+    assert "lacks simd" in soft.last_violations[0]
+    permit = HarnessReward("dgemv", evaluate=FakeEvaluator(), sqd=SQDConfig())
+    assert permit([NAIVE_DGEMV], permitted=[full]) == [float(len(NAIVE_DGEMV))]
+
+
+def test_dead_code_does_not_meet_a_simd_requirement_and_a_real_vector_loop_does():
+    """Measured by the harness with the object check: a naive dgemv that carries an unused AVX
+    routine names SIMD in its text, but its object has no packed arithmetic, so a prompt that
+    requires SIMD is not met; the same kernel whose loop uses the routine meets it."""
+    dead = NAIVE_DGEMV.replace(
+        "void dgemv(",
+        "#include <immintrin.h>\n"
+        "static void unused(double *y) { _mm256_storeu_pd(y, _mm256_add_pd(_mm256_loadu_pd(y), _mm256_set1_pd(1.0))); }\n"
+        "void dgemv(",
+        1,
+    )
+    vector = """#include <immintrin.h>
+void dgemv(int n, const double *A, const double *x, double *y) {
+    for (int i = 0; i < n; i++) {
+        __m256d acc = _mm256_setzero_pd();
+        int j = 0;
+        for (; j + 4 <= n; j += 4)
+            acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_loadu_pd(A + (long)i * n + j), _mm256_loadu_pd(x + j)));
+        double lanes[4];
+        _mm256_storeu_pd(lanes, acc);
+        double s = lanes[0] + lanes[1] + lanes[2] + lanes[3];
+        for (; j < n; j++) s += A[(long)i * n + j] * x[j];
+        y[i] = s;
+    }
+}
+"""
+    assert load_problem("dgemv").signature in vector
+    fn = HarnessReward(
+        "dgemv", measure=MeasureConfig(n=64, verify_techniques=True), sqd=SQDConfig(ask="require", violation="soft")
+    )
+    fn([dead, vector], permitted=[["simd"], ["simd"]], prompts=["a", "a"])
+    assert [r.status for r in fn.last] == ["ok", "ok"], [r.detail for r in fn.last]
+    assert fn.last_violations == ["lacks simd, which the prompt required", None]
+    assert "simd" not in fn.last_techniques[0] and "simd" in fn.last_techniques[1]
+    with pytest.raises(ValueError, match="ask: require needs measure.verify_techniques"):
+        ExperimentConfig(name="asked", kind="grpo", sqd=SQDConfig(ask="require"))

@@ -7,8 +7,16 @@ from collections import Counter
 import pytest
 
 from lab.config import SQDConfig
-from lab.policy.prompts import permitted_in
-from lab.rl.sqd import SQDSchedule, StagedSampler, TechniqueArchive, descriptor, permission_violation, subsets_up_to
+from lab.policy.prompts import permitted_in, required_in
+from lab.rl.sqd import (
+    SQDSchedule,
+    StagedSampler,
+    TechniqueArchive,
+    descriptor,
+    permission_violation,
+    requirement_violation,
+    subsets_up_to,
+)
 from lab.techniques import TECHNIQUES, detect
 
 S = frozenset
@@ -106,6 +114,17 @@ def test_schedule_rows_state_their_permitted_set_and_follow_the_stage():
     later = [next(rows) for _ in range(200)]  # the same stream, now drawing from stage 4
     assert max(len(r["permitted"]) for r in later) == 4
     assert [h["stage"] for h in schedule.history()["dgemm"]] == [1, 2, 3, 4]
+
+
+def test_schedule_rows_ask_for_their_set_when_sqd_requires_it():
+    rows = SQDSchedule(["dgemm"], SQDConfig(ask="require"), seed=3).rows()
+    for row in (next(rows) for _ in range(20)):
+        text = row["prompt"][0]["content"]
+        assert "Required optimization techniques:" in text and "Permitted" not in text
+        assert sorted(required_in(text)) == sorted(permitted_in(text)) == sorted(row["permitted"])
+    assert requirement_violation({"simd", "loop_reorder"}, ["simd"]) is None
+    assert requirement_violation(set(), ["openmp", "simd"]) == "lacks simd, openmp, which the prompt required"
+    assert requirement_violation(set(), None) is None
 
 
 def test_schedule_rows_favour_what_the_archive_lacks():

@@ -181,6 +181,12 @@ class SQDConfig:
     # A correct kernel that fills an empty archive cell or beats its cell's elite earns this share
     # of its own performance term on top (0: no bonus); at most 1, so it never outweighs the term.
     qd_bonus: Annotated[StrictFloat, Field(ge=0, le=1)] = 0.0
+    # What a prompt's set asks: "permit" (the first reading) lets a kernel use any of its
+    # techniques, or none; "require" asks for all of them, and a correct kernel that lacks one
+    # breaks its prompt as one that uses a technique outside it does, judged on what the compiled
+    # object shows (so it needs measure.verify_techniques). Permitting never asks for a technique:
+    # under it most correct kernels of the 20-step study used none.
+    ask: Literal["permit", "require"] = "permit"
 
     def __post_init__(self):
         if max(self.empty_weight, self.weak_weight, self.strong_weight) <= 0:
@@ -380,6 +386,11 @@ class ExperimentConfig:
             raise ValueError(
                 "reward.rarity_bonus needs measure.verify_techniques: true (without the object's verdict, "
                 "dead code that names a technique would earn it)"
+            )
+        if self.sqd is not None and self.sqd.ask == "require" and not self.measure.verify_techniques:
+            raise ValueError(
+                "sqd.ask: require needs measure.verify_techniques: true (without the object's verdict, "
+                "dead code that names a required technique would meet the requirement)"
             )
         if self.train.save_total_limit is not None and self.evaluation.curve_samples and self.kind == "grpo":
             raise ValueError(

@@ -28,7 +28,7 @@ samples_restricted.jsonl, training_samples.jsonl, archive_stats.json) and writes
   - `training_curve`: per span of GRPO steps, the share of ok training completions, their
     median speedup and the best speedup so far, each a mean over seeds (see training_curve).
 
-`comparisons`, per config: every other arm against plain GRPO (`grpo`), and S1–S4 against S0
+`comparisons`, per config: every other arm against plain GRPO (`grpo`), and S1–S5 against S0
 (`s0_hard`, the first reading), in expected speedup and pass@1 on the plain prompts, and in
 compliance and the compliant expected speedup on the restricted ones, each difference with its
 95% interval, ratio and verdict, and whether Holm's correction over the config's tests keeps it
@@ -444,7 +444,10 @@ VERSUS = (
 )
 #: The references, each with the arms compared against it: every arm against plain GRPO, and
 #: the later readings against the first (does a change mend what S0 does?).
-REFERENCES = {"grpo": None, "s0_hard": ("s1_soft", "s2_qd_bonus", "s3_curriculum", "s4_combined")}
+REFERENCES = {
+    "grpo": None,
+    "s0_hard": ("s1_soft", "s2_qd_bonus", "s3_curriculum", "s4_combined", "s5_require"),
+}
 
 
 def comparisons(arms: dict[str, dict]) -> list[dict]:
@@ -537,6 +540,7 @@ NAMES = {
     "s2_qd_bonus": "S2 QD bonus",
     "s3_curriculum": "S3 curriculum",
     "s4_combined": "S4 combined",
+    "s5_require": "S5 required sets",
 }
 
 #: The study table's columns: (pooled key, heading, digits).

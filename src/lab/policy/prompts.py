@@ -1,7 +1,7 @@
 """Prompt text: one phrasing of the problem's prompt (a training phrasing, or a held-out
 evaluation one: lab.harness.problems), optionally in an execution model and with the
-sentence that states which optimization techniques are permitted (the form SQD uses), and
-its parser. Techniques are named by their registry wording (lab.techniques.REGISTRY).
+sentence that states which optimization techniques are permitted, or required (the forms SQD
+uses), and its parsers. Techniques are named by their registry wording (lab.techniques.REGISTRY).
 
     >>> text = prompt_text("dgemm", frozenset({"simd", "openmp"}))
     >>> text.splitlines()[-1]
@@ -10,6 +10,9 @@ its parser. Techniques are named by their registry wording (lab.techniques.REGIS
     ['openmp', 'simd']
     >>> permitted_in(prompt_text("dgemm")) is None
     True
+    >>> asked = prompt_text("dgemm", frozenset({"simd"}), required=True)
+    >>> asked.splitlines()[-1].split(".")[0], sorted(required_in(asked)), required_in(text)
+    ('Required optimization techniques: SIMD vectorization', ['simd'], None)
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from lab.harness.problems import load_problem, render_phrasing
 from lab.techniques import REGISTRY, TECHNIQUES, problem_techniques
 
 _SENTENCE = "Permitted optimization techniques: {names}. Not permitted: {others}."
-_PARSE = re.compile(r"Permitted optimization techniques: ([A-Za-z, ]+)\.")
+# A required set is stated in the same shape, so a policy that reads one reads the other.
+_REQUIRED = "Required optimization techniques: {names}. Not permitted: {others}."
+_PARSE = re.compile(r"(Permitted|Required) optimization techniques: ([A-Za-z, ]+)\.")
 
 
 def _words(names) -> str:
@@ -48,6 +53,7 @@ def prompt_text(
     phrasing: int | str = 0,
     split: str = "train",
     tier: str | None = None,
+    required: bool = False,
 ) -> str:
     """The user prompt for `problem`: phrasing number `phrasing` (modulo their number) of the
     `split` set (train: what training shows; eval: held out), or `phrasing` itself when it is
@@ -56,7 +62,8 @@ def prompt_text(
     is dropped (None: the phrasing as it is, which permits OpenMP); with `permitted`, the
     techniques sentence is appended: the permitted ones, and the rest of the techniques that
     apply to the problem (lab.techniques.problem_techniques; OpenMP is never offered in serial
-    mode). `tier` is the target the phrasing names (None: the tier this process works at,
+    mode). `required`: the sentence asks for every one of the `permitted` techniques instead of
+    allowing them. `tier` is the target the phrasing names (None: the tier this process works at,
     lab.harness.target)."""
     if isinstance(phrasing, str):  # a text of the caller's (the seed corpus's recombined phrasings)
         base = phrasing
@@ -80,13 +87,20 @@ def prompt_text(
             f"technique(s) {', '.join(sorted(outside))} do not apply to {where}; these do: {', '.join(applicable)}"
         )
     others = set(applicable) - set(permitted)
-    return f"{base}\n\n{_SENTENCE.format(names=_words(permitted), others=_words(others))}"
+    sentence = _REQUIRED if required else _SENTENCE
+    return f"{base}\n\n{sentence.format(names=_words(permitted), others=_words(others))}"
 
 
 def permitted_in(prompt: str) -> frozenset[str] | None:
-    """The permitted set a prompt states, or None if it states none."""
+    """The set a prompt permits (a required set is permitted too), or None if it states none."""
     m = _PARSE.search(prompt)
     if not m:
         return None
     by_wording = {t.wording: t.name for t in REGISTRY.values()}
-    return frozenset(by_wording[w.strip()] for w in m.group(1).split(",") if w.strip() in by_wording)
+    return frozenset(by_wording[w.strip()] for w in m.group(2).split(",") if w.strip() in by_wording)
+
+
+def required_in(prompt: str) -> frozenset[str] | None:
+    """The set a prompt requires, or None if it requires none (it states none, or permits one)."""
+    m = _PARSE.search(prompt)
+    return permitted_in(prompt) if m and m.group(1) == "Required" else None

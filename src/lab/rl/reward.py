@@ -34,7 +34,10 @@ whose text uses any other technique is `forbidden` without being compiled or tim
 kernel whose compiled object shows one its text hid (lab.techniques.confirm) is `forbidden`
 after it ran; the text alone decides, so a technique the text only appears to use forbids
 the kernel too. Under the soft rule every kernel is measured, the object's verdict stands,
-and a violator's performance term is scaled down (`SQDConfig.violation_weight`). Correct
+and a violator's performance term is scaled down (`SQDConfig.violation_weight`). When SQD asks
+for its sets (`SQDConfig.ask: require`), a kernel that ran and lacks one of its prompt's
+techniques breaks the prompt the same way, judged after it ran on the techniques its object
+shows (a SIMD routine the kernel never calls does not meet a SIMD requirement). Correct
 kernels are offered to the technique archives under the techniques they really use, and
 one that fills an empty cell or beats its elite as the batch found it may earn a bonus
 (`SQDConfig.qd_bonus`). The last batch's results stay on the object for the training log.
@@ -72,7 +75,7 @@ from lab.config import RAN_STATUSES, MeasureConfig, RewardConfig, SQDConfig
 from lab.harness.evaluate import EvalResult, evaluate_batch
 from lab.harness.extract import source_or_none
 from lab.harness.problems import load_problem
-from lab.rl.sqd import TechniqueArchive, descriptor, permission_violation
+from lab.rl.sqd import TechniqueArchive, descriptor, permission_violation, requirement_violation
 from lab.techniques import TECHNIQUES, confirm, detect
 
 
@@ -427,6 +430,8 @@ class HarnessReward:
         problems = list(problem or [self.problem] * n)
         configs = [self.measure.for_mode(m) for m in (mode or [None] * n)]
         permitted = list(permitted or [None] * n)
+        asks = self.sqd is not None and self.sqd.ask == "require"
+        required = permitted if asks else [None] * n
         texts = [completion_text(c) for c in completions]
         # The permission check and the archive judge the source the compiler gets (None: format_error).
         sources = [source_or_none(t, load_problem(p).signature) for t, p in zip(texts, problems)]
@@ -447,16 +452,20 @@ class HarnessReward:
         measured = [r.status in RAN_STATUSES for r in results]
         # What the compiled object shows overrides the text where it can (lab.techniques.confirm):
         # a technique the text hid still breaks the prompt's set (under the hard rule the kernel
-        # was measured, and is now forbidden), and one the text only pretended does not.
+        # was measured, and is now forbidden), and one the text only pretended does not. A
+        # required set is judged here only, on kernels that ran: before the build the text
+        # cannot tell a vector type under another name, and a kernel that failed stays failed.
         for i, r in enumerate(results):
-            if used[i] is None or r.object_facts is None:
+            judge_requirement = required[i] is not None and measured[i]
+            if used[i] is None or (r.object_facts is None and not judge_requirement):
                 continue
             used[i] = frozenset(confirm(used[i], r.object_facts, problems[i]))
             violations[i] = permission_violation(used[i], permitted[i])
+            if judge_requirement:
+                violations[i] = violations[i] or requirement_violation(used[i], required[i])
             if violations[i] and not soft:
-                results[i] = EvalResult(
-                    status="forbidden", detail=f"compiled code {violations[i]}", problem=problems[i]
-                )
+                code = "compiled code" if r.object_facts is not None else "code"
+                results[i] = EvalResult(status="forbidden", detail=f"{code} {violations[i]}", problem=problems[i])
         # A kernel improves the archive if it beats its cell's elite as the batch found it, so
         # the QD bonus does not depend on the order of the batch: copies of one kernel, and
         # two kernels that both beat the elite, all earn it.

@@ -16,7 +16,10 @@ This is the lab's reading of the paper's SQD, not a copy of its code:
   per technique): descriptor = the techniques detected in correct code, elite =
   the best-GFLOPS source per cell; stats = coverage, QD score, best;
 - code that uses a technique outside P is `forbidden` (`permission_violation`,
-  applied by the GRPO reward, lab.rl.reward.HarnessReward);
+  applied by the GRPO reward, lab.rl.reward.HarnessReward); with `ask: require` the
+  prompt asks for every technique of P, and correct code that lacks one breaks it too
+  (`requirement_violation`), judged on what its object shows: permitting a technique
+  never asks for it, so a permitted-set prompt is most easily met by using none;
 - stages advance on a step budget or when the archive covers a share of the
   cells reachable in the current stage.
 
@@ -328,7 +331,14 @@ class SQDSchedule:
                 "prompt": [
                     {
                         "role": "user",
-                        "content": prompt_text(problem, permitted, mode, self.threads, phrasing=self.next_row),
+                        "content": prompt_text(
+                            problem,
+                            permitted,
+                            mode,
+                            self.threads,
+                            phrasing=self.next_row,
+                            required=self.config.ask == "require",
+                        ),
                     }
                 ],
                 "problem": problem,
@@ -405,3 +415,17 @@ def permission_violation(used: Set[str], permitted: Iterable[str] | None) -> str
     if not extra:
         return None
     return f"uses {', '.join(t for t in TECHNIQUES if t in extra)}, which the prompt did not permit"
+
+
+def requirement_violation(used: Set[str], required: Iterable[str] | None) -> str | None:
+    """Why code using the techniques `used` falls short of the prompt's required set, or None.
+
+    >>> requirement_violation({"loop_reorder"}, ["simd", "loop_reorder"])
+    'lacks simd, which the prompt required'
+    """
+    if required is None:
+        return None
+    missing = set(required) - set(used)
+    if not missing:
+        return None
+    return f"lacks {', '.join(t for t in TECHNIQUES if t in missing)}, which the prompt required"
