@@ -17,6 +17,7 @@ from lab.rl.reward import (
     HarnessReward,
     completion_text,
     group_rewards,
+    max_at_k,
     performance_scale,
     rarity_factors,
     reward_from_result,
@@ -532,15 +533,16 @@ def _corpus_batch():
     return texts, {"problem": problems, "permitted": permitted, "prompts": prompts}
 
 
+@pytest.mark.parametrize("max_at_k", [None, 3])
 @pytest.mark.parametrize("harness_error", ["group_mean", -5.0])
 @pytest.mark.parametrize("positive", ["gflops", "speedup", "log_speedup", "rank"])
-def test_the_terms_add_up_to_todays_reward_on_the_kernel_corpus(positive, harness_error):
+def test_the_terms_add_up_to_todays_reward_on_the_kernel_corpus(positive, harness_error, max_at_k):
     """Every corpus kernel, under soft SQD with an archive: sum of weight x term is the reward
     HarnessReward gives today (reward_from_result with performance_scale; group_rewards for
-    rank), row by row, and a harness error is None in every term under the group-mean rule (or
-    its group's mean, as today, where other reward functions score the batch too)."""
+    rank and max@k), row by row, and a harness error is None in every term under the group-mean
+    rule (or its group's mean, as today, where other reward functions score the batch too)."""
     texts, columns = _corpus_batch()
-    cfg = RewardConfig(positive=positive, harness_error=harness_error, rarity_bonus=0.3)
+    cfg = RewardConfig(positive=positive, harness_error=harness_error, rarity_bonus=0.3, max_at_k=max_at_k)
     sqd = SQDConfig(violation="soft", violation_weight=0.25, qd_bonus=0.5)
     today = HarnessReward("dgemm", cfg, archives=_archives(columns["problem"]), evaluate=StatusCycle(), sqd=sqd)
     whole = today(texts, **columns)
@@ -563,7 +565,7 @@ def test_the_terms_add_up_to_todays_reward_on_the_kernel_corpus(positive, harnes
             assert total is None  # TRL: no advantage, as the group mean gave it
             continue
         assert total == pytest.approx(reward, rel=1e-12, abs=1e-12), (CORPUS[i], r.status)
-        if positive != "rank":
+        if positive != "rank" and max_at_k is None:
             scale = performance_scale(fn.last_violations[i], fn.last_improved[i], sqd) * fn.last_rarity[i]
             assert total == pytest.approx(reward_from_result(r, cfg, scale), rel=1e-12, abs=1e-12)
     # Beside other reward functions (which would make the row scorable), a harness error gets its
@@ -794,3 +796,45 @@ void dgemv(int n, const double *A, const double *x, double *y) {
     assert "simd" not in fn.last_techniques[0] and "simd" in fn.last_techniques[1]
     with pytest.raises(ValueError, match="ask: require needs measure.verify_techniques"):
         ExperimentConfig(name="asked", kind="grpo", sqd=SQDConfig(ask="require"))
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5, 8])
+def test_max_at_k_is_each_rows_share_of_the_best_of_k_subsets_that_hold_it(k):
+    """Against enumeration of every k-subset: row i's value is n/k x the sum of the best of the
+    subsets holding i over C(n, k), ties included; the mean is the expected best of k."""
+    import itertools
+    import random
+
+    rng = random.Random(k)
+    values = [rng.choice([-100.0, -10.0, 1.0, 27.9, 27.9, 54.0]) + rng.random() * (i % 2) for i in range(8)]
+    subsets = list(itertools.combinations(range(8), k))
+    expected = [8 / k * sum(max(values[j] for j in s) for s in subsets if i in s) / len(subsets) for i in range(8)]
+    assert max_at_k(values, k) == pytest.approx(expected, rel=1e-12)
+    best_of_k = sum(max(values[j] for j in s) for s in subsets) / len(subsets)
+    assert sum(max_at_k(values, k)) / 8 == pytest.approx(best_of_k, rel=1e-12)
+
+
+def test_max_at_k_transforms_each_group_alone_and_stops_reinforcing_the_sure_loop():
+    """A group of three failed attempts, four loop kernels and one fast kernel. The plain reward
+    pushes the loop up (above the group's mean); under max@4 the best of four is what counts,
+    so only the fast kernel is above the mean, and a failed attempt costs no more than a loop
+    kernel in a group that found the fast one. Another group is transformed on its own (k above
+    its size is its size), and a harness error still gets its group's mean."""
+    fail, loop, fast = (
+        EvalResult(status="wrong_result"),
+        EvalResult(status="ok", gflops=28.0),
+        EvalResult(status="ok", gflops=54.0),
+    )
+    results = [fail] * 3 + [loop] * 4 + [fast] + [fail, loop, EvalResult(status="harness_error")]
+    groups = ["a"] * 8 + ["b"] * 3
+    plain = group_rewards(results, groups, RewardConfig())
+    best = group_rewards(results, groups, RewardConfig(max_at_k=4))
+    mean_plain, mean_best = sum(plain[:8]) / 8, sum(best[:8]) / 8
+    assert plain[3] > mean_plain and plain[7] > mean_plain  # plain: the loop is reinforced too
+    assert best[3] < mean_best < best[7]  # max@4: only the fast kernel is
+    assert best[0] == pytest.approx(best[3]) == pytest.approx(2 * (15 * 54.0 + 20 * 28.0) / 70)
+    assert best[7] == pytest.approx(54.0)
+    assert best[8:10] == max_at_k([-10.0, 28.0], 4) == [28.0, 28.0]
+    assert best[10] == pytest.approx(28.0)
+    with pytest.raises(ValueError, match="at most train.group_size"):
+        ExperimentConfig(name="k", kind="grpo", reward=RewardConfig(max_at_k=16))

@@ -141,6 +141,10 @@ class RewardConfig:
     # its batch (same problem) uses its set of techniques, less as more of them do: a bonus for
     # rare technique sets, read from the compiled object where it can tell (lab.rl.reward).
     rarity_bonus: NonNegativeFloat = 0.0
+    # max@k (None: off): each group's rewards become each row's share of the group's expected
+    # best of k (lab.rl.reward.max_at_k), so GRPO climbs the best of k samples instead of their
+    # mean: a rare fast kernel is worth more than its share of the mean, a sure mediocre one less.
+    max_at_k: Annotated[StrictInt, Field(ge=2)] | None = None
 
     def __post_init__(self):
         scored = set(STATUSES) - {"ok", "harness_error"}
@@ -152,7 +156,9 @@ class RewardConfig:
             )
 
     def __hash__(self):
-        return hash((tuple(sorted(self.penalties.items())), self.positive, self.harness_error, self.rarity_bonus))
+        return hash(
+            (tuple(sorted(self.penalties.items())), self.positive, self.harness_error, self.rarity_bonus, self.max_at_k)
+        )
 
 
 @dataclass(frozen=True, config=_STRICT)
@@ -386,6 +392,11 @@ class ExperimentConfig:
             raise ValueError(
                 "reward.rarity_bonus needs measure.verify_techniques: true (without the object's verdict, "
                 "dead code that names a technique would earn it)"
+            )
+        if self.reward.max_at_k is not None and self.reward.max_at_k > self.train.group_size:
+            raise ValueError(
+                f"reward.max_at_k ({self.reward.max_at_k}) is a best of k samples of one group: "
+                f"at most train.group_size ({self.train.group_size})"
             )
         if self.sqd is not None and self.sqd.ask == "require" and not self.measure.verify_techniques:
             raise ValueError(

@@ -42,6 +42,9 @@ kernels are offered to the technique archives under the techniques they really u
 one that fills an empty cell or beats its elite as the batch found it may earn a bonus
 (`SQDConfig.qd_bonus`). The last batch's results stay on the object for the training log.
 
+With `RewardConfig.max_at_k` each group's rewards then become each row's share of the group's
+expected best of k (`max_at_k`), so GRPO climbs the best of k samples rather than their mean.
+
 Training hands TRL the reward as four terms, `HarnessReward.terms`, each a reward function
 of its own that TRL logs under its name (`rewards/performance/mean`, ...) and sums with
 GRPOConfig's `reward_weights` (`TERM_WEIGHTS`, under which the sum is the reward above):
@@ -157,11 +160,7 @@ def group_rewards(
     [30.0, -10.0, 10.0, 0.0]
     """
     scales = list(scales) if scales is not None else [1.0] * len(results)
-    if config.positive == "rank":
-        # The harness's failures are nobody's rank: they get their group's mean, like the default rule.
-        rewards = group_ranks(results, groups, config, scales)
-    else:
-        rewards = [reward_from_result(r, config, k) for r, k in zip(results, scales)]
+    rewards = group_values(results, groups, config, scales)
     by_group: dict[Any, list[float]] = {}
     for g, value in zip(groups, rewards):
         if value is not None:
@@ -170,6 +169,55 @@ def group_rewards(
         value if value is not None else (sum(by_group[g]) / len(by_group[g]) if by_group.get(g) else 0.0)
         for g, value in zip(groups, rewards)
     ]
+
+
+def group_values(
+    results: Sequence[EvalResult], groups: Sequence[Any], config: RewardConfig, scales: Sequence[float]
+) -> list[float | None]:
+    """Each row's reward before a `harness_error` is settled (None for one the group must
+    settle): its rank in its group (`rank`) or its status's reward, then, with
+    `RewardConfig.max_at_k`, its share of its group's expected best of k (`max_at_k`)."""
+    if config.positive == "rank":
+        # The harness's failures are nobody's rank: they get their group's mean, like the default rule.
+        values = group_ranks(results, groups, config, scales)
+    else:
+        values = [reward_from_result(r, config, k) for r, k in zip(results, scales)]
+    if config.max_at_k is not None:
+        for g in dict.fromkeys(groups):
+            idx = [i for i, (h, v) in enumerate(zip(groups, values)) if h == g and v is not None]
+            for i, value in zip(idx, max_at_k([values[i] for i in idx], config.max_at_k)):
+                values[i] = value
+    return values
+
+
+def max_at_k(values: Sequence[float], k: int) -> list[float]:
+    """Each of one group's rewards replaced by its share of the group's expected best of k (k
+    of them drawn without replacement; k is at most the group's size): n/k x the sum, over the
+    k-subsets that hold the row, of the subset's best, over C(n, k). Their mean is the expected
+    best of k, and they are the unbiased max@k policy-gradient weights of Walder and Karkhanis's
+    Pass@k Policy Optimization (2025): what GRPO then climbs is the best of k samples, not their
+    mean. Written here because no library the lab uses has the transform; the sorted form below
+    counts, for the row at sorted place a, the C(a, k-1) subsets it tops and, for each better row
+    b, the C(b-1, k-2) subsets that hold both and are topped by b.
+
+    >>> max_at_k([1.0, 3.0, 2.0], 2)  # subsets {1,3}: 3, {1,2}: 2, {3,2}: 3; expected best 8/3
+    [2.5, 3.0, 2.5]
+    >>> max_at_k([5.0, -40.0, 5.0, 5.0], 4), max_at_k([4.0, 1.0], 1)
+    ([5.0, 5.0, 5.0, 5.0], [4.0, 1.0])
+    """
+    n = len(values)
+    k = min(k, n)
+    if n == 0:
+        return []
+    order = sorted(range(n), key=lambda i: values[i])
+    ranked_values = [values[i] for i in order]
+    total = math.comb(n, k)
+    out = [0.0] * n
+    for a, i in enumerate(order):
+        topped = math.comb(a, k - 1) * ranked_values[a]
+        above = sum(math.comb(b - 1, k - 2) * ranked_values[b] for b in range(a + 1, n)) if k >= 2 else 0.0
+        out[i] = n / k * (topped + above) / total
+    return out
 
 
 def group_ranks(
@@ -240,9 +288,9 @@ def term_rewards(
     (what the archive gain adds, on the term the kernel keeps), rarity p*c*b*(r - 1). Failures
     keep their penalty in
     `performance` and 0 elsewhere, so each term's batch mean (TRL's `rewards/<term>/mean`) is
-    its share of the mean reward. For `rank` the rank is not linear in the scales, so the terms
-    are the same steps between ranks: by unscaled speedup, by speedup x c, by speedup x c x b,
-    by speedup x c x b x r.
+    its share of the mean reward. For `rank` and `max_at_k` the group's transform is not linear
+    in the scales, so the terms are the same steps between transformed groups: unscaled, with
+    c, with c x b, with c x b x r.
     The sum equals the reward up to floating-point rounding (TRL adds the terms in float32).
 
     A `harness_error` under the "group_mean" rule (and always under `rank`, as in
@@ -269,11 +317,11 @@ def term_rewards(
     # performance_scale, as group_rewards scales the performance terms (for rank, the speedups).
     scales = [performance_scale(v, up, sqd) for v, up in zip(violations, improved)]
     rare_scales = [k * r for k, r in zip(scales, rarity)]  # the whole reward's scales
-    if config.positive == "rank":
-        plain = group_ranks(results, groups, config, [1.0] * n)
-        judged = group_ranks(results, groups, config, [c for c, _ in factors])
-        full = group_ranks(results, groups, config, scales)
-        rare = group_ranks(results, groups, config, rare_scales)
+    if config.positive == "rank" or config.max_at_k is not None:
+        plain = group_values(results, groups, config, [1.0] * n)
+        judged = group_values(results, groups, config, [c for c, _ in factors])
+        full = group_values(results, groups, config, scales)
+        rare = group_values(results, groups, config, rare_scales)
         terms = {
             "performance": plain,
             "compliance": [None if a is None else b - a for a, b in zip(plain, judged)],
