@@ -143,7 +143,7 @@ class RewardConfig:
     rarity_bonus: NonNegativeFloat = 0.0
     # max@k (None: off): each group's rewards become each row's share of the group's expected
     # best of k (lab.rl.reward.max_at_k), so GRPO climbs the best of k samples instead of their
-    # mean: a rare fast kernel is worth more than its share of the mean, a sure mediocre one less.
+    # mean: in a group that found a fast kernel, a sure loop kernel is no longer pushed up.
     max_at_k: Annotated[StrictInt, Field(ge=2)] | None = None
 
     def __post_init__(self):
