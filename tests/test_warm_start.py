@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -219,3 +220,31 @@ def test_reworded_copies_keep_the_problem_and_vary_its_training_wording(smoke_po
         assert not any(text in row["prompt"] for text in held_out)
     summary = json.loads((tmp_path / "reworded" / "summary.json").read_text())
     assert summary["distinct_prompts"] == len({r["prompt"] for r in reworded})
+
+
+def test_arms_that_differ_after_the_warm_start_share_it(tmp_path):
+    """Two arms of a screen that differ only in what GRPO does (reward, SQD, TRL's options) use
+    one warm start per seed; a change to what the warm start reads (its settings, the seed, the
+    measurement, the completion length) or to the code that makes it gives another folder."""
+    from lab.config import MeasureConfig, RewardConfig, SQDConfig
+    from lab.pipeline.runner import warm_start_dir, warm_start_fingerprint
+
+    settings = WarmStartConfig(samples=8, epochs=1.0)
+    base = ExperimentConfig(name="a", kind="grpo", warm_start=settings, runs_dir=str(tmp_path), seeds=[0, 1])
+    same = [
+        dataclasses.replace(base, name="b", reward=RewardConfig(max_at_k=4)),
+        dataclasses.replace(base, name="c", train=TrainConfig(use_adaptive_entropy=True)),
+        dataclasses.replace(base, name="d", sqd=SQDConfig()),
+    ]
+    other = [
+        dataclasses.replace(base, warm_start=WarmStartConfig(samples=8, epochs=2.0)),
+        dataclasses.replace(base, measure=MeasureConfig(n=64)),
+        dataclasses.replace(base, train=TrainConfig(max_completion_length=128)),
+    ]
+    folder = warm_start_dir(base.for_seed(0), "code")
+    assert folder.parent.parent == tmp_path / "warm_starts" and (folder.parent / "fingerprint.json").exists()
+    assert all(warm_start_dir(c.for_seed(0), "code") == folder for c in same)
+    assert all(warm_start_fingerprint(c.for_seed(0)) == warm_start_fingerprint(base.for_seed(0)) for c in same)
+    assert all(warm_start_dir(c.for_seed(0), "code") != folder for c in other)
+    assert warm_start_dir(base.for_seed(1), "code") != folder
+    assert warm_start_dir(base.for_seed(0), "other code") != folder

@@ -8,7 +8,8 @@ An experiment of kind `baseline` evaluates the policy as it is; kind `grpo` trai
 first, once per seed of `seeds` (lab.rl.train; GRPO+SQD when `sqd` is set; after a
 rejection-sampling warm start, lab.rl.warm_start, when `warm_start` is set) into
 `<runs_dir>/<name>/s<seed>/`, resuming from the last checkpoint of the same training
-config. Evaluation protocol (v2): for every seed, sample `evaluation.samples` completions
+config. A warm start is made once per seed under `<runs_dir>/warm_starts/` and shared by
+every arm that would make the same one (`warm_start_dir`). Evaluation protocol (v2): for every seed, sample `evaluation.samples` completions
 spread over the problem's held-out phrasings (`eval_prompts`, never shown in training) at
 `evaluation.temperature`, measure them as `measure` says, turn each status into a reward
 (lab.rl.reward, the one place that does), mark the completions whose exact text was
@@ -51,11 +52,15 @@ checkpoints are resumed only by the code that wrote them, byte for byte
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import random
 import shutil
 import statistics
 from collections import Counter
 from pathlib import Path
+
+from filelock import FileLock
 
 from lab.analysis.dynamics import family_dynamics
 from lab.analysis.intervals import metric_intervals, metric_values
@@ -70,7 +75,7 @@ from lab.pipeline.plan import arm_order
 from lab.pipeline.reuse import provenance, reusable
 from lab.policy.prompts import prompt_texts
 from lab.policy.sample import load_policy, sample_records
-from lab.provenance import exact_code
+from lab.provenance import exact_code, policy_sha256
 from lab.results import EXCESSIVE, RESTRICTED_SAMPLES, TRAINING_SAMPLES, is_finished, open_config
 from lab.rl.reward import reward_from_result
 from lab.rl.sqd import descriptor, subsets_up_to
@@ -79,12 +84,12 @@ from lab.rl.train import (
     import_unsloth_first,
     text_hash,
     train,
-    training_config,
 )
 from lab.rl.warm_start import warm_start
 from lab.techniques import TECHNIQUES, confirm, detect, problem_techniques
 
-WARM_START = "warm_start"  # the folder of a run's warm start, under its run_dir
+WARM_START = "warm_start"  # the phase of a run's warm start (training records, the learning curve)
+WARM_STARTS = "warm_starts"  # under runs_dir: the warm starts, each shared by every arm that would make it
 RUN_CODE = "code.txt"  # the exact code and machine class of a training run: checkpoints resume only under both
 
 
@@ -448,16 +453,19 @@ def run_experiment(cfg: ExperimentConfig, overwrite: bool = False) -> dict:
     finals = {}
     for seed, run in runs.items():
         # With a warm start, GRPO starts from the fine-tuned policy (its folder is known ahead).
-        grpo = dataclasses.replace(run, model=str(run.run_dir / WARM_START / "final")) if cfg.warm_start else run
+        warm = warm_start_dir(run, code) if cfg.warm_start else None
+        grpo = dataclasses.replace(run, model=str(warm / "final")) if warm else run
         if overwrite or config_changes(run.run_dir, grpo) or _other_code(run.run_dir, code):
             if run.run_dir.exists():
                 print(f"{run.run_dir}: starting training afresh", flush=True)
             shutil.rmtree(run.run_dir, ignore_errors=True)
         run.run_dir.mkdir(parents=True, exist_ok=True)
         (run.run_dir / RUN_CODE).write_text(code + "\n")
-        if cfg.warm_start:
-            print(f"{cfg.name}: warm start of seed {seed} into {run.run_dir / WARM_START}", flush=True)
-            warm_start(run, run.run_dir / WARM_START, training_config(grpo))
+        if warm:
+            print(f"{cfg.name}: warm start of seed {seed} into {warm}", flush=True)
+            # Another process may make or reuse the same warm start (arms run side by side).
+            with FileLock(str(warm) + ".lock"):
+                warm_start(run, warm, warm_start_fingerprint(run))
         print(f"{cfg.name}: training seed {seed} into {run.run_dir}", flush=True)
         finals[seed] = str(train(grpo))
     _collect_training(cfg, runs)
@@ -476,6 +484,36 @@ def _other_code(run_dir: Path, code: str) -> bool:
     return run_dir.exists() and (not saved.exists() or saved.read_text().strip() != code)
 
 
+def warm_start_fingerprint(run: ExperimentConfig) -> dict:
+    """What the warm start of a run reads of its config (lab.rl.warm_start): the policy, the
+    seed, what it trains on and how that is measured (problem, suite, measure, compute), its
+    own settings, and the completion length and precision it samples and fine-tunes with. Arms
+    that differ only in what GRPO does after it (reward, SQD, the rest of `train`) agree on it."""
+    settings = run.to_dict()
+    keys = ("model", "seed", "problem", "suite", "measure", "compute", "warm_start")
+    return {
+        **{k: settings.get(k) for k in keys},
+        "train": {k: settings["train"][k] for k in ("max_completion_length", "bf16")},
+    }
+
+
+def warm_start_dir(run: ExperimentConfig, code: str | None = None) -> Path:
+    """The folder of a run's warm start, shared by every arm of its runs_dir with the same
+    fingerprint (`warm_start_fingerprint`), made by the same code on the same machine class
+    (`code`, as checkpoints are resumed) from the same policy weights: a screen of GRPO settings
+    makes each seed's warm start once. runs_dir/warm_starts/<key>/, with the fingerprint
+    beside it (fingerprint.json)."""
+    code = code or f"{exact_code()}-{machine_class()}"
+    fingerprint = warm_start_fingerprint(run)
+    made_by = {"fingerprint": fingerprint, "code": code, "policy_sha256": policy_sha256(run.model)}
+    key = hashlib.sha256(json.dumps(made_by, sort_keys=True).encode()).hexdigest()[:16]
+    folder = Path(run.runs_dir) / WARM_STARTS / key
+    folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / "fingerprint.json").exists():
+        write_json(folder / "fingerprint.json", made_by)
+    return folder / "warm_start"
+
+
 def _collect_training(cfg: ExperimentConfig, runs: dict[int, ExperimentConfig]) -> None:
     """Every seed's training log and training samples, each row with its seed, into out_dir,
     and their dynamics by kernel family; the first seed's archive as archive.json and every
@@ -485,8 +523,8 @@ def _collect_training(cfg: ExperimentConfig, runs: dict[int, ExperimentConfig]) 
     # A warm start's scored samples were shown in training too: step 0, phase warm_start.
     scored = []
     for seed, run in runs.items():
-        warm = run.run_dir / WARM_START / "scored.jsonl"
-        if warm.exists():
+        warm = warm_start_dir(run) / "scored.jsonl" if cfg.warm_start else None
+        if warm and warm.exists():
             scored += [{"seed": seed, "step": 0, "phase": WARM_START, **row} for row in read_jsonl(warm)]
         scored += [{"seed": seed, "phase": "grpo", **row} for row in read_jsonl(run.run_dir / TRAINING_SAMPLES)]
     write_jsonl(cfg.out_dir / TRAINING_SAMPLES, scored)
@@ -501,7 +539,7 @@ def _collect_training(cfg: ExperimentConfig, runs: dict[int, ExperimentConfig]) 
     if cfg.warm_start:
         write_json(
             cfg.out_dir / "warm_start.json",
-            {str(seed): read_json(run.run_dir / WARM_START / "summary.json") for seed, run in runs.items()},
+            {str(seed): read_json(warm_start_dir(run) / "summary.json") for seed, run in runs.items()},
         )
     archives = {seed: read_json(run.run_dir / "archive.json") for seed, run in runs.items()}
     write_json(cfg.out_dir / "archive.json", archives[cfg.seeds[0]])
@@ -522,7 +560,7 @@ def learning_curve(cfg: ExperimentConfig, runs: dict[int, ExperimentConfig], see
     final metrics: {"points": [{"step", "phase", "seeds", "entries": [row per entry]}]}."""
     stages: list[tuple[int, str, dict[int, str]]] = [(0, "base", dict.fromkeys(runs, cfg.model))]
     if cfg.warm_start is not None:
-        stages.append((0, WARM_START, {s: str(run.run_dir / WARM_START / "final") for s, run in runs.items()}))
+        stages.append((0, WARM_START, {s: str(warm_start_dir(run) / "final") for s, run in runs.items()}))
     checkpoints: dict[int, dict[int, str]] = {}
     for seed, run in runs.items():
         for ckpt in run.run_dir.glob("checkpoint-*"):
