@@ -56,8 +56,17 @@ REWORDING = "results/demonstrations"
 #: The reworded arm at 200 steps (configs/reworded_long.yaml), this machine's follow-up of REWORDING.
 REWORDED_LONG_NAMES = {"fitted_reworded": "reworded warm start + GRPO, 200 steps", "grpo": "GRPO, 200 steps"}
 REWORDED_LONG = "results/reworded_long"
-#: Studies of this machine whose tables live on their page only: the README shows the study that follows them up.
-PAGE_ONLY = {REWORDING}
+#: The exploration screen on the reworded warm start (configs/exploration_screen.yaml).
+SCREEN_NAMES = {
+    "reworded": "reworded (reference)",
+    "reworded_max_at_4": "max@4 rewards",
+    "reworded_rarity": "rarity bonus 1.0",
+    "reworded_entropy": "adaptive entropy bonus (target 0.2)",
+}
+SCREEN = "results/exploration_screen"
+#: Studies of this machine whose tables live on their page only: the README shows the study
+#: that follows them up, or (a screen) names its verdict in a line.
+PAGE_ONLY = {REWORDING, SCREEN}
 
 #: results folder -> (the arms' names as the documents show them, its page under docs/results).
 COMPARISONS = {
@@ -79,6 +88,7 @@ COMPARISONS = {
     DEMONSTRATIONS: (DEMONSTRATIONS_NAMES, "demonstrations.md"),
     REWORDING: (REWORDING_NAMES, "demonstrations.md"),
     REWORDED_LONG: (REWORDED_LONG_NAMES, "reworded_long.md"),
+    SCREEN: (SCREEN_NAMES, "exploration_screen.md"),
     "results/ablation": (
         {
             "grpo": "reference",
@@ -181,6 +191,7 @@ SOURCES = {
     f"{REWORDED_LONG}/fitted_reworded/dynamics.json": lambda: _dynamics(
         REWORDED_LONG, REWORDED_LONG_NAMES, "reworded_long.md"
     ),
+    f"{SCREEN}/reworded/dynamics.json": lambda: _dynamics(SCREEN, SCREEN_NAMES, "exploration_screen.md"),
 }
 
 
