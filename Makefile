@@ -8,6 +8,7 @@
 #   make reworded-long  the reworded warm start and plain GRPO at 200 steps (about two hours; the
 #                   reworded arm alone took 65 minutes on the 2-core AMD EPYC)
 #   make exploration-screen  the reworded arm with max@k, a rarity or an entropy bonus, 40 steps
+#   make exploration-long  the screen's two best and their reference at 200 steps (about four hours)
 #   make sqd-study  plain GRPO and the SQD variants on DGEMM, serial and OpenMP (about two hours)
 #   make test       lint, layers contract and the full test suite (what CI runs)
 SHELL := /bin/bash
@@ -47,7 +48,7 @@ HERE := calibrate autotune seed-report score-examples detector-report bench-harn
 EXAMPLE_FILES = $(foreach m,serial_t1 openmp_t1 openmp_t2,$(RESULTS)/examples/dgemm_$(m).json)
 RESULT_FILES = $(RESULTS)/machine.json $(EXAMPLE_FILES) $(RESULTS)/autotune.json $(RESULTS)/seed_policy.json
 
-.PHONY: setup test test-fast lint reproduce reproduce-here smoke experiments suite fresh fresh-suite ablation fresh-ablation exploration demonstrations reworded-long exploration-screen long fresh-long sqd-study sqd-study-suite sqd-long detector-report figures lab calibrate score-examples \
+.PHONY: setup test test-fast lint reproduce reproduce-here smoke experiments suite fresh fresh-suite ablation fresh-ablation exploration demonstrations reworded-long exploration-screen exploration-long long fresh-long sqd-study sqd-study-suite sqd-long detector-report figures lab calibrate score-examples \
 	bench-harness bench-window bench-cluster test-time seed-numerics seed-model seed-report autotune compare clean
 
 setup: $(STAMP)
@@ -169,6 +170,14 @@ exploration-screen: $(SEED_MODEL)/config.json
 	$(BIN)/lab compare --config configs/exploration_screen.yaml --against reworded
 	@mkdir -p $(EXECUTED)
 	$(PAPERMILL) notebooks/04_figures.ipynb $(EXECUTED)/04_figures_exploration_screen.ipynb -p config configs/exploration_screen.yaml -p against reworded
+
+# Do the screen's best keep the fast family for 200 steps? (configs/exploration_long.yaml; its
+# warm starts are the screen's, so `make exploration-screen` first saves about half an hour.)
+exploration-long: $(SEED_MODEL)/config.json
+	$(BIN)/lab run --config configs/exploration_long.yaml
+	$(BIN)/lab compare --config configs/exploration_long.yaml --against reworded_200
+	@mkdir -p $(EXECUTED)
+	$(PAPERMILL) notebooks/04_figures.ipynb $(EXECUTED)/04_figures_exploration_long.ipynb -p config configs/exploration_long.yaml -p against reworded_200
 
 # The long runs: LONG_CONFIG's arms trained with every seed, then compared
 # (results/long/comparison.json) and drawn (results/long/figures: learning curve, training

@@ -35,6 +35,7 @@ REFERENCE = {
     "demonstrations": "grpo",
     "reworded_long": "grpo",
     "exploration_screen": "reworded",
+    "exploration_long": "reworded_200",
 }
 
 
