@@ -62,6 +62,8 @@ SCREEN_NAMES = {
     "reworded_max_at_4": "max@4 rewards",
     "reworded_rarity": "rarity bonus 1.0",
     "reworded_entropy": "adaptive entropy bonus (target 0.2)",
+    "reworded_max_at_2": "max@2 rewards",
+    "reworded_max_at_4_rarity": "max@4 with the rarity bonus",
 }
 SCREEN = "results/exploration_screen"
 #: Studies of this machine whose tables live on their page only: the README shows the study
