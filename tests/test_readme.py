@@ -66,9 +66,16 @@ SCREEN_NAMES = {
     "reworded_max_at_4_rarity": "max@4 with the rarity bonus",
 }
 SCREEN = "results/exploration_screen"
+#: The screen's best at 200 steps (configs/exploration_long.yaml).
+EXPLORATION_LONG_NAMES = {
+    "reworded_200": "reworded (reference), 200 steps",
+    "reworded_max_at_4_200": "max@4 rewards, 200 steps",
+    "reworded_max_at_2_200": "max@2 rewards, 200 steps",
+}
+EXPLORATION_LONG = "results/exploration_long"
 #: Studies of this machine whose tables live on their page only: the README shows the study
 #: that follows them up, or (a screen) names its verdict in a line.
-PAGE_ONLY = {REWORDING, SCREEN}
+PAGE_ONLY = {REWORDING, SCREEN, EXPLORATION_LONG}
 
 #: results folder -> (the arms' names as the documents show them, its page under docs/results).
 COMPARISONS = {
@@ -91,6 +98,7 @@ COMPARISONS = {
     REWORDING: (REWORDING_NAMES, "demonstrations.md"),
     REWORDED_LONG: (REWORDED_LONG_NAMES, "reworded_long.md"),
     SCREEN: (SCREEN_NAMES, "exploration_screen.md"),
+    EXPLORATION_LONG: (EXPLORATION_LONG_NAMES, "exploration_long.md"),
     "results/ablation": (
         {
             "grpo": "reference",
@@ -118,8 +126,10 @@ def _comparison(folder: str) -> list[tuple[str, tuple[str, ...]]]:
     # The README shows one table of each study: the arms, but for the ablation the differences.
     if folder == "results/ablation":
         return [(arms, (_page(page),)), (pairs, (_page(page), README))]
+    # A study with one finished arm has no pairs yet: its page shows the arms alone.
+    tables = [(arms, (_page(page),))] + ([(pairs, (_page(page),))] if pairs.count("\n") > 1 else [])
     if "machines" in folder or folder in PAGE_ONLY:  # another machine's, or followed up: on its page only
-        return [(arms, (_page(page),)), (pairs, (_page(page),))]
+        return tables
     return [(arms, (_page(page), README)), (pairs, (_page(page),))]
 
 
@@ -194,6 +204,9 @@ SOURCES = {
         REWORDED_LONG, REWORDED_LONG_NAMES, "reworded_long.md"
     ),
     f"{SCREEN}/reworded/dynamics.json": lambda: _dynamics(SCREEN, SCREEN_NAMES, "exploration_screen.md"),
+    f"{EXPLORATION_LONG}/reworded_max_at_4_200/dynamics.json": lambda: _dynamics(
+        EXPLORATION_LONG, EXPLORATION_LONG_NAMES, "exploration_long.md"
+    ),
 }
 
 
