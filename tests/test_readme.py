@@ -64,6 +64,7 @@ SCREEN_NAMES = {
     "reworded_entropy": "adaptive entropy bonus (target 0.2)",
     "reworded_max_at_2": "max@2 rewards",
     "reworded_max_at_4_rarity": "max@4 with the rarity bonus",
+    "reworded_clip_higher": "clip-higher, 2 updates per batch",
 }
 SCREEN = "results/exploration_screen"
 #: The screen's best at 200 steps (configs/exploration_long.yaml).
