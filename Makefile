@@ -7,7 +7,7 @@
 #   make long       GRPO and the warm-started arm at 200 steps, beside the base policy (about 45 minutes)
 #   make reworded-long  the reworded warm start and plain GRPO at 200 steps (about two hours; the
 #                   reworded arm alone took 65 minutes on the 2-core AMD EPYC)
-#   make exploration-screen  the reworded arm with max@k, a rarity or an entropy bonus, 40 steps
+#   make exploration-screen  the reworded arm with max@k, a rarity or an entropy bonus or clip-higher, 40 steps
 #   make exploration-long  the screen's two best and their reference at 200 steps (about four hours)
 #   make sqd-study  plain GRPO and the SQD variants on DGEMM, serial and OpenMP (about two hours)
 #   make test       lint, layers contract and the full test suite (what CI runs)
@@ -163,7 +163,7 @@ reworded-long: $(SEED_MODEL)/config.json
 	$(PAPERMILL) notebooks/04_figures.ipynb $(EXECUTED)/04_figures_reworded_long.ipynb -p config configs/reworded_long.yaml -p against grpo
 
 # Which exploration setting keeps the fast family? The reworded arm at 40 steps with max@k rewards,
-# a rarity bonus or TRL's adaptive entropy bonus, against the same arm without
+# a rarity bonus, TRL's adaptive entropy bonus or clip-higher, against the same arm without
 # (configs/exploration_screen.yaml).
 exploration-screen: $(SEED_MODEL)/config.json
 	$(BIN)/lab run --config configs/exploration_screen.yaml
