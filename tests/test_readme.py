@@ -127,11 +127,12 @@ def _comparison(folder: str) -> list[tuple[str, tuple[str, ...]]]:
     # The README shows one table of each study: the arms, but for the ablation the differences.
     if folder == "results/ablation":
         return [(arms, (_page(page),)), (pairs, (_page(page), README))]
-    # A study with one finished arm has no pairs yet: its page shows the arms alone.
-    tables = [(arms, (_page(page),))] + ([(pairs, (_page(page),))] if pairs.count("\n") > 1 else [])
-    if "machines" in folder or folder in PAGE_ONLY:  # another machine's, or followed up: on its page only
-        return tables
-    return [(arms, (_page(page), README)), (pairs, (_page(page),))]
+    # Another machine's study, or one followed up, shows its arms on its page only.
+    page_only = "machines" in folder or folder in PAGE_ONLY
+    tables = [(arms, (_page(page),) if page_only else (_page(page), README))]
+    if pairs.count("\n") > 1:  # a study with one finished arm has no pairs yet
+        tables.append((pairs, (_page(page),)))
+    return tables
 
 
 def _suite() -> list[tuple[str, tuple[str, ...]]]:
