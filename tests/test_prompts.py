@@ -154,10 +154,13 @@ def test_training_never_shows_a_held_out_phrasing():
 
 def test_reworded_training_prompts_vary_and_never_show_a_held_out_sentence():
     import dataclasses
+    import json
 
     from lab.config import load_config
+    from lab.policy.prompts import permitted_in
     from lab.policy.seed_policy.wording import units
-    from lab.rl.train import _dataset, suite_rows
+    from lab.rl.sqd import SQDSchedule
+    from lab.rl.train import _dataset, row_wording, suite_rows
 
     default = load_config(ROOT / "configs" / "default.yaml").experiment("grpo")
     suite = load_config(ROOT / "configs" / "suite.yaml").experiment("grpo")
@@ -176,8 +179,30 @@ def test_reworded_training_prompts_vary_and_never_show_a_held_out_sentence():
         assert load_problem(problem).signature in body  # the request itself is always there
         assert body not in {_body(t) for t in prompt_texts(problem, "eval", mode)}
         assert not [u for u in held_out_units if len(u.split()) >= 6 and u in body]
-    with pytest.raises(ValueError, match="train.reword words GRPO's own prompts"):
-        reworded(load_config(ROOT / "configs" / "default.yaml").experiment("grpo_sqd"))
+    # With SQD, the schedule's prompts are reworded the same way, each with its techniques
+    # sentence, and a resumed stream words its rows as the killed one would have.
+    sqd = reworded(load_config(ROOT / "configs" / "default.yaml").experiment("grpo_sqd"), seed=3)  # accepted
+    plain = SQDSchedule(["dgemm"], sqd.sqd, seed=3)
+    a = SQDSchedule(["dgemm"], sqd.sqd, seed=3, wording=row_wording(3))
+    stream, plain_stream = a.rows(), plain.rows()
+    first = [next(stream) for _ in range(24)]
+    assert [r["permitted"] for r in first] == [next(plain_stream)["permitted"] for _ in range(24)]
+    bodies = [_body(r["prompt"][0]["content"]) for r in first]
+    train = {_body(t) for t in prompt_texts("dgemm", "train")}
+    assert len(set(bodies)) > 8 and any(b not in train for b in bodies)
+    held_out = {_body(t) for t in prompt_texts("dgemm", "eval")}
+    held_out_units = {u for t in prompt_texts("dgemm", "eval") for u in units(t)[1]} - {
+        u for t in prompt_texts("dgemm", "train") for u in units(t)[1]
+    }
+    for row, body in zip(first, bodies):
+        assert load_problem("dgemm").signature in body and body not in held_out
+        assert not [u for u in held_out_units if len(u.split()) >= 6 and u in body]
+        assert sorted(permitted_in(row["prompt"][0]["content"])) == sorted(row["permitted"])
+    a.end_step(1, trained_rows=[r["row"] for r in first[:16]])
+    twin = SQDSchedule(["dgemm"], sqd.sqd, seed=3, wording=row_wording(3))
+    twin.load_state_dict(json.loads(json.dumps(a.state_dict())))
+    resumed = twin.rows()
+    assert [next(resumed) for _ in range(20)] == first[16:] + [next(stream) for _ in range(12)]  # pending first
 
 
 def test_restricted_evaluation_asks_every_held_out_phrasing():

@@ -838,3 +838,31 @@ def test_max_at_k_transforms_each_group_alone_and_stops_reinforcing_the_sure_loo
     assert best[10] == pytest.approx(28.0)
     with pytest.raises(ValueError, match="at most train.group_size"):
         ExperimentConfig(name="k", kind="grpo", reward=RewardConfig(max_at_k=16))
+
+
+def test_max_at_k_lasts_for_max_at_k_steps_then_the_plain_reward_applies():
+    """TRL hands reward functions its trainer state: before step `max_at_k_steps` (0-based) a
+    batch's terms are max@k's, from it on the plain reward's; outside training, max@k's."""
+    from types import SimpleNamespace
+
+    statuses = {"x": "wrong_result"}
+    texts, prompts = ["x", "abcd", "abcd", "abcdefgh"], ["p"] * 4
+    results = [FakeEvaluator(statuses)([t], "dgemm", None)[0] for t in texts]
+    cfg = RewardConfig(max_at_k=2, max_at_k_steps=3)
+    fn = HarnessReward("dgemm", cfg, evaluate=FakeEvaluator(statuses))
+
+    def performance(step):
+        state = None if step is None else SimpleNamespace(global_step=step)
+        return fn.term("performance", texts, prompts=prompts, trainer_state=state)
+
+    best, plain = (
+        group_rewards(results, prompts, RewardConfig(max_at_k=2)),
+        group_rewards(results, prompts, RewardConfig()),
+    )
+    assert best != plain
+    assert performance(0) == pytest.approx(best) and performance(2) == pytest.approx(best)
+    assert performance(3) == pytest.approx(plain) and performance(40) == pytest.approx(plain)
+    assert performance(None) == pytest.approx(best)
+    assert cfg.at_step(3) == RewardConfig() and RewardConfig(max_at_k=2).at_step(10**6).max_at_k == 2
+    with pytest.raises(ValueError, match="set reward.max_at_k too"):
+        RewardConfig(max_at_k_steps=3)

@@ -379,7 +379,9 @@ def test_training_runs_of_other_code_start_afresh(tmp_path, monkeypatch):
 
     monkeypatch.setattr(experiments, "train", fake_train)
     monkeypatch.setattr(
-        experiments, "_collect_training", lambda cfg, runs: (cfg.out_dir / "training_samples.jsonl").write_text("")
+        experiments,
+        "_collect_training",
+        lambda cfg, runs, warms: (cfg.out_dir / "training_samples.jsonl").write_text(""),
     )
     monkeypatch.setattr(experiments, "evaluate_policy", lambda *a, **k: {})
     monkeypatch.setattr(experiments, "learning_curve", lambda *a: None)

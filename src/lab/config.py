@@ -145,8 +145,14 @@ class RewardConfig:
     # best of k (lab.rl.reward.max_at_k), so GRPO climbs the best of k samples instead of their
     # mean: in a group that found a fast kernel, a sure loop kernel is no longer pushed up.
     max_at_k: Annotated[StrictInt, Field(ge=2)] | None = None
+    # max@k only for GRPO's first this many steps, then the plain reward (None: every step): max@k
+    # finds and keeps the fast family but values a correct kernel only as a best of k, so the
+    # policy it leaves writes it less reliably; the plain mean after it asks for reliability.
+    max_at_k_steps: PositiveInt | None = None
 
     def __post_init__(self):
+        if self.max_at_k_steps is not None and self.max_at_k is None:
+            raise ValueError("reward.max_at_k_steps says how long max@k lasts: set reward.max_at_k too")
         scored = set(STATUSES) - {"ok", "harness_error"}
         missing = scored - set(self.penalties)
         unknown = set(self.penalties) - scored
@@ -157,8 +163,22 @@ class RewardConfig:
 
     def __hash__(self):
         return hash(
-            (tuple(sorted(self.penalties.items())), self.positive, self.harness_error, self.rarity_bonus, self.max_at_k)
+            (
+                tuple(sorted(self.penalties.items())),
+                self.positive,
+                self.harness_error,
+                self.rarity_bonus,
+                self.max_at_k,
+                self.max_at_k_steps,
+            )
         )
+
+    def at_step(self, step: int) -> RewardConfig:
+        """The reward in force at GRPO step `step` (0-based, TRL's global_step while the step's
+        completions are scored): without max@k once `max_at_k_steps` have passed."""
+        if self.max_at_k_steps is None or step < self.max_at_k_steps:
+            return self
+        return dataclasses.replace(self, max_at_k=None, max_at_k_steps=None)
 
 
 @dataclass(frozen=True, config=_STRICT)
@@ -272,8 +292,8 @@ class TrainConfig:
     # the best rate its run had found for the same (problem, mode) is flagged and kept to be read.
     excessive_speedup: Annotated[StrictFloat, Field(gt=1)] = 2.0
     # GRPO's prompts worded as the seed corpus words them (a training phrasing, or one recombined
-    # from their sentences; lab.rl.train) instead of the training phrasings in turn. Not with SQD,
-    # whose schedule writes its own prompts.
+    # from their sentences; lab.rl.train) instead of the training phrasings in turn; with SQD, its
+    # schedule's prompts (lab.rl.sqd), each with its techniques sentence.
     reword: StrictBool = False
 
     def __post_init__(self):
@@ -386,8 +406,6 @@ class ExperimentConfig:
             raise ValueError(f"seeds: list distinct seeds, at least one (got {self.seeds})")
         if self.kind == "baseline" and (self.sqd is not None or self.warm_start is not None):
             raise ValueError("sqd and warm_start need kind: grpo (a baseline does not train)")
-        if self.sqd is not None and self.train.reword:
-            raise ValueError("train.reword words GRPO's own prompts; SQD's schedule writes its own: leave one out")
         if self.reward.rarity_bonus and not self.measure.verify_techniques:
             raise ValueError(
                 "reward.rarity_bonus needs measure.verify_techniques: true (without the object's verdict, "

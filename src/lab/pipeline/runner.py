@@ -9,8 +9,10 @@ first, once per seed of `seeds` (lab.rl.train; GRPO+SQD when `sqd` is set; after
 rejection-sampling warm start, lab.rl.warm_start, when `warm_start` is set) into
 `<runs_dir>/<name>/s<seed>/`, resuming from the last checkpoint of the same training
 config. A warm start is made once per seed under `<runs_dir>/warm_starts/` and shared by
-every arm that would make the same one (`warm_start_dir`). Evaluation protocol (v2): for every seed, sample `evaluation.samples` completions
-spread over the problem's held-out phrasings (`eval_prompts`, never shown in training) at
+every arm that would make the same one (`warm_start_dir`).
+
+Evaluation protocol (v2): for every seed, sample `evaluation.samples` completions spread
+over the problem's held-out phrasings (`eval_prompts`, never shown in training) at
 `evaluation.temperature`, measure them as `measure` says, turn each status into a reward
 (lab.rl.reward, the one place that does), mark the completions whose exact text was
 scored in that seed's training (`seen_in_training`), and write `<results_dir>/<name>/`:
@@ -451,9 +453,10 @@ def run_experiment(cfg: ExperimentConfig, overwrite: bool = False) -> dict:
     runs = {seed: cfg.for_seed(seed) for seed in cfg.seeds}
     code = f"{exact_code()}-{machine_class()}"  # checkpoints resume only under this code, on this class
     finals = {}
+    # With a warm start, GRPO starts from the fine-tuned policy (its folder is known ahead).
+    warms = {seed: warm_start_dir(run, code) if cfg.warm_start else None for seed, run in runs.items()}
     for seed, run in runs.items():
-        # With a warm start, GRPO starts from the fine-tuned policy (its folder is known ahead).
-        warm = warm_start_dir(run, code) if cfg.warm_start else None
+        warm = warms[seed]
         grpo = dataclasses.replace(run, model=str(warm / "final")) if warm else run
         if overwrite or config_changes(run.run_dir, grpo) or _other_code(run.run_dir, code):
             if run.run_dir.exists():
@@ -468,7 +471,7 @@ def run_experiment(cfg: ExperimentConfig, overwrite: bool = False) -> dict:
                 warm_start(run, warm, warm_start_fingerprint(run))
         print(f"{cfg.name}: training seed {seed} into {run.run_dir}", flush=True)
         finals[seed] = str(train(grpo))
-    _collect_training(cfg, runs)
+    _collect_training(cfg, runs, warms)
     seen: dict[int, set[str]] = {seed: set() for seed in runs}
     for row in read_jsonl(cfg.out_dir / TRAINING_SAMPLES):
         seen[row["seed"]].add(row["text_hash"])
@@ -514,16 +517,16 @@ def warm_start_dir(run: ExperimentConfig, code: str | None = None) -> Path:
     return folder / "warm_start"
 
 
-def _collect_training(cfg: ExperimentConfig, runs: dict[int, ExperimentConfig]) -> None:
-    """Every seed's training log and training samples, each row with its seed, into out_dir,
-    and their dynamics by kernel family; the first seed's archive as archive.json and every
-    seed's archive stats beside it."""
+def _collect_training(cfg: ExperimentConfig, runs: dict[int, ExperimentConfig], warms: dict[int, Path | None]) -> None:
+    """Every seed's training log and training samples (its warm start's, from `warms`, first),
+    each row with its seed, into out_dir, and their dynamics by kernel family; the first seed's
+    archive as archive.json and every seed's archive stats beside it."""
     log = [{"seed": seed, **row} for seed, run in runs.items() for row in read_jsonl(run.run_dir / "train_log.jsonl")]
     write_jsonl(cfg.out_dir / "train_log.jsonl", log)
     # A warm start's scored samples were shown in training too: step 0, phase warm_start.
     scored = []
     for seed, run in runs.items():
-        warm = warm_start_dir(run) / "scored.jsonl" if cfg.warm_start else None
+        warm = warms[seed] / "scored.jsonl" if warms[seed] else None
         if warm and warm.exists():
             scored += [{"seed": seed, "step": 0, "phase": WARM_START, **row} for row in read_jsonl(warm)]
         scored += [{"seed": seed, "phase": "grpo", **row} for row in read_jsonl(run.run_dir / TRAINING_SAMPLES)]

@@ -43,7 +43,9 @@ one that fills an empty cell or beats its elite as the batch found it may earn a
 (`SQDConfig.qd_bonus`). The last batch's results stay on the object for the training log.
 
 With `RewardConfig.max_at_k` each group's rewards then become each row's share of the group's
-expected best of k (`max_at_k`), so GRPO climbs the best of k samples rather than their mean.
+expected best of k (`max_at_k`), so GRPO climbs the best of k samples rather than their mean
+(for the first `max_at_k_steps` of training only, if set: the trainer's step is read from the
+`trainer_state` TRL hands its reward functions).
 
 Training hands TRL the reward as four terms, `HarnessReward.terms`, each a reward function
 of its own that TRL logs under its name (`rewards/performance/mean`, ...) and sums with
@@ -572,10 +574,11 @@ class HarnessReward:
         batch = self._batch
         if batch is None or batch.key != key or name in batch.served:
             groups = self._score_batch(completions, kwargs)
+            state = kwargs.get("trainer_state")  # TRL passes it to reward functions; absent outside training
             terms = term_rewards(
                 self.last,
                 groups,
-                self.reward,
+                self.reward.at_step(state.global_step) if state is not None else self.reward,
                 self.last_violations,
                 self.last_improved,
                 self.sqd,

@@ -21,7 +21,9 @@ This is the lab's reading of the paper's SQD, not a copy of its code:
   (`requirement_violation`), judged on what its object shows: permitting a technique
   never asks for it, so a permitted-set prompt is most easily met by using none;
 - stages advance on a step budget or when the archive covers a share of the
-  cells reachable in the current stage.
+  cells reachable in the current stage;
+- a prompt's wording is a training phrasing (in turn), or the caller's `wording` of each
+  row (lab.rl.train rewords them as the seed corpus words its prompts, with train.reword).
 
 `SQDSchedule` ties these together for a training run: one archive and one staged
 sampler per problem, and `rows()`, the endless prompt stream GRPO trains on (each
@@ -40,7 +42,7 @@ from __future__ import annotations
 import itertools
 import random
 import warnings
-from collections.abc import Iterable, Iterator, Sequence, Set
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 
 import numpy as np
 
@@ -282,17 +284,21 @@ class SQDSchedule:
         archives: dict[str, TechniqueArchive] | None = None,
         entries: Sequence[tuple[str, str, float]] | None = None,
         threads: int = 2,
+        wording: Callable[[str, str | None, int], int | str] | None = None,
     ):
         """`entries` (problem, mode, weight), a suite: each row is one of them, drawn by weight,
         and its prompt states the mode (`threads` for OpenMP; serial prompts never permit
-        OpenMP). None: the problems in turn, with their own prompts (no mode, no mode column)."""
+        OpenMP). None: the problems in turn, with their own prompts (no mode, no mode column).
+        `wording` (problem, mode, row number) -> the row's `phrasing` (lab.policy.prompts.prompt_text),
+        a function of its arguments alone, so that a resumed stream words its rows as the killed
+        one would have. None: the training phrasings in turn (row number modulo their number)."""
         if not problems:
             raise ValueError("SQD needs at least one problem")
         self.problems, self.config = list(problems), config or SQDConfig()
         self.entries = list(entries) if entries is not None else None
         if self.entries is not None and {p for p, _, _ in self.entries} - set(self.problems):
             raise ValueError("every suite entry's problem must be one of the schedule's problems")
-        self.threads = threads
+        self.threads, self.wording = threads, wording
         self.archives = (
             archives if archives is not None else {p: TechniqueArchive(problem_techniques(p)) for p in self.problems}
         )
@@ -327,7 +333,6 @@ class SQDSchedule:
             permitted = None if free else sampler.sample(1, exclude={"openmp"} if mode == "serial" else frozenset())[0]
             row = {
                 "row": self.next_row,
-                # Training phrasings in turn (row number modulo their number): no state to save.
                 "prompt": [
                     {
                         "role": "user",
@@ -336,7 +341,7 @@ class SQDSchedule:
                             permitted,
                             mode,
                             self.threads,
-                            phrasing=self.next_row,
+                            phrasing=self.wording(problem, mode, self.next_row) if self.wording else self.next_row,
                             required=self.config.ask == "require",
                         ),
                     }

@@ -334,6 +334,14 @@ def prompt_wordings(reword: bool, seed: int):
     return lambda problem, mode, row: training_wording(rng, problem, mode, tier)
 
 
+def row_wording(seed: int):
+    """(problem, mode, row) -> a reworded training phrasing as `prompt_wordings` draws them, from
+    a generator seeded by `seed` and the row alone: for SQD's stream, which a resumed run
+    continues midway, where a generator shared by the rows would have lost its state."""
+    tier = target.current()
+    return lambda problem, mode, row: training_wording(random.Random(seed * 1_000_003 + row), problem, mode, tier)
+
+
 def _chat(text: str) -> list[dict]:
     """A prompt as the conversational rows GRPOTrainer takes: one user message."""
     return [{"role": "user", "content": text}]
@@ -423,7 +431,13 @@ def build_trainer(
     if config.sqd is not None:
         entries = [(e.problem, e.mode, e.weight) for e in config.entries]
         schedule = SQDSchedule(
-            problems, config.sqd, seed=config.seed, archives=archives, entries=entries, threads=config.measure.threads
+            problems,
+            config.sqd,
+            seed=config.seed,
+            archives=archives,
+            entries=entries,
+            threads=config.measure.threads,
+            wording=row_wording(config.seed * 6361 + 5) if config.train.reword else None,
         )
         if saved.get("sqd"):
             schedule.load_state_dict(saved["sqd"])
