@@ -159,14 +159,15 @@ def test_reworded_training_prompts_vary_and_never_show_a_held_out_sentence():
     from lab.config import load_config
     from lab.policy.prompts import permitted_in
     from lab.policy.seed_policy.wording import units
-    from lab.rl.sqd import SQDSchedule
-    from lab.rl.train import _dataset, row_wording, suite_rows
+    from lab.rl.sqd import TechniqueArchive
+    from lab.rl.train import _dataset, sqd_schedule, suite_rows
+    from lab.techniques import problem_techniques
 
     default = load_config(ROOT / "configs" / "default.yaml").experiment("grpo")
     suite = load_config(ROOT / "configs" / "suite.yaml").experiment("grpo")
 
-    def reworded(config, seed=0):
-        return dataclasses.replace(config, seed=seed, train=dataclasses.replace(config.train, reword=True))
+    def reworded(config, seed=0, reword=True):
+        return dataclasses.replace(config, seed=seed, train=dataclasses.replace(config.train, reword=reword))
 
     single = [_body(r["prompt"][0]["content"]) for r in _dataset(reworded(default), None)]
     mixed = [(r["problem"], r["mode"], _body(r["prompt"][0]["content"])) for r in suite_rows(reworded(suite))]
@@ -179,30 +180,38 @@ def test_reworded_training_prompts_vary_and_never_show_a_held_out_sentence():
         assert load_problem(problem).signature in body  # the request itself is always there
         assert body not in {_body(t) for t in prompt_texts(problem, "eval", mode)}
         assert not [u for u in held_out_units if len(u.split()) >= 6 and u in body]
-    # With SQD, the schedule's prompts are reworded the same way, each with its techniques
-    # sentence, and a resumed stream words its rows as the killed one would have.
-    sqd = reworded(load_config(ROOT / "configs" / "default.yaml").experiment("grpo_sqd"), seed=3)  # accepted
-    plain = SQDSchedule(["dgemm"], sqd.sqd, seed=3)
-    a = SQDSchedule(["dgemm"], sqd.sqd, seed=3, wording=row_wording(3))
-    stream, plain_stream = a.rows(), plain.rows()
-    first = [next(stream) for _ in range(24)]
-    assert [r["permitted"] for r in first] == [next(plain_stream)["permitted"] for _ in range(24)]
-    bodies = [_body(r["prompt"][0]["content"]) for r in first]
-    train = {_body(t) for t in prompt_texts("dgemm", "train")}
-    assert len(set(bodies)) > 8 and any(b not in train for b in bodies)
-    held_out = {_body(t) for t in prompt_texts("dgemm", "eval")}
-    held_out_units = {u for t in prompt_texts("dgemm", "eval") for u in units(t)[1]} - {
-        u for t in prompt_texts("dgemm", "train") for u in units(t)[1]
-    }
-    for row, body in zip(first, bodies):
-        assert load_problem("dgemm").signature in body and body not in held_out
-        assert not [u for u in held_out_units if len(u.split()) >= 6 and u in body]
-        assert sorted(permitted_in(row["prompt"][0]["content"])) == sorted(row["permitted"])
-    a.end_step(1, trained_rows=[r["row"] for r in first[:16]])
-    twin = SQDSchedule(["dgemm"], sqd.sqd, seed=3, wording=row_wording(3))
-    twin.load_state_dict(json.loads(json.dumps(a.state_dict())))
-    resumed = twin.rows()
-    assert [next(resumed) for _ in range(20)] == first[16:] + [next(stream) for _ in range(12)]  # pending first
+    # With SQD, the schedule training builds (sqd_schedule) words its prompts the same way, each
+    # in its entry's mode and with its techniques sentence, drawing the same permitted sets as
+    # without rewording; a resumed stream words its rows as the killed one would have.
+    default_sqd = load_config(ROOT / "configs" / "default.yaml").experiment("grpo_sqd")
+    for cfg in (default_sqd, dataclasses.replace(suite, sqd=default_sqd.sqd)):
+        cfg = reworded(cfg, seed=3)  # accepted with sqd
+        archives = {p: TechniqueArchive(problem_techniques(p)) for p in dict.fromkeys(e.problem for e in cfg.entries)}
+        plain_archives = {p: TechniqueArchive(problem_techniques(p)) for p in archives}
+        a, plain = sqd_schedule(cfg, archives), sqd_schedule(reworded(cfg, seed=3, reword=False), plain_archives)
+        stream, plain_stream = a.rows(), plain.rows()
+        first = [next(stream) for _ in range(32)]
+        assert [r["permitted"] for r in first] == [next(plain_stream)["permitted"] for _ in range(32)]
+        texts = [r["prompt"][0]["content"] for r in first]
+        bodies = [_body(t) for t in texts]
+        rows = [(r["problem"], r.get("mode", cfg.measure.mode), b) for r, b in zip(first, bodies)]
+        assert len(set(bodies)) > 8 and any(
+            b not in {_body(t) for t in prompt_texts(p, "train", m)} for p, m, b in rows
+        )
+        for (problem, mode, body), text, row in zip(rows, texts, first):
+            train_units = {u for t in prompt_texts(problem, "train", mode) for u in units(t)[1]}
+            held_out_units = {u for t in prompt_texts(problem, "eval", mode) for u in units(t)[1]} - train_units
+            assert load_problem(problem).signature in body
+            assert body not in {_body(t) for t in prompt_texts(problem, "eval", mode)}
+            assert not [u for u in held_out_units if len(u.split()) >= 6 and u in body]
+            assert f"Execution model: {'serial' if mode == 'serial' else 'OpenMP'}" in text
+            assert mode != "serial" or "OpenMP" not in body  # a serial prompt never offers it
+            assert sorted(permitted_in(text)) == sorted(row["permitted"])
+        a.end_step(1, trained_rows=[r["row"] for r in first[:16]])
+        twin = sqd_schedule(cfg, {p: TechniqueArchive(problem_techniques(p)) for p in archives})
+        twin.load_state_dict(json.loads(json.dumps(a.state_dict())))
+        resumed = twin.rows()
+        assert [next(resumed) for _ in range(24)] == first[16:] + [next(stream) for _ in range(8)]  # pending first
 
 
 def test_restricted_evaluation_asks_every_held_out_phrasing():

@@ -117,6 +117,38 @@ def test_two_grpo_steps_log_a_loss_and_change_parameters(tiny_policy, tmp_path):
         assert r["generation_s"] > 0 and r["update_s"] > 0 and parts == pytest.approx(r["step_s"], rel=1e-6)
 
 
+def test_max_at_k_ends_after_max_at_k_steps_as_trl_counts_them(tiny_policy, tmp_path):
+    """TRL hands the reward functions its trainer state while a step's completions are scored,
+    its global_step the 0-based step: with max_at_k_steps 1, step 1 is scored under max@2 and
+    step 2 under the plain reward, and the log says which."""
+    cfg = ExperimentConfig(
+        name="tiny",
+        kind="grpo",
+        model=str(tiny_policy),
+        measure=TINY_MEASURE,
+        reward=RewardConfig(max_at_k=2, max_at_k_steps=1),
+        train=TrainConfig(steps=2, group_size=4, prompts_per_step=1, max_completion_length=64, save_steps=100),
+    )
+    steps = []
+
+    def spy(completions, trainer_state, **kwargs):
+        steps.append(trainer_state.global_step)
+        return [0.0] * len(completions)
+
+    trainer = build_trainer(cfg, tmp_path / "run", tmp_path / "log.jsonl", extra_reward_funcs=[spy])
+    trainer.train()
+    rows = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert steps == [0, 1] and [r["max_at_k"] for r in rows] == [2, None]
+    with pytest.raises(ValueError, match="below train.steps"):
+        dataclasses.replace(cfg, reward=RewardConfig(max_at_k=2, max_at_k_steps=2))
+    with pytest.raises(ValueError, match="a multiple of train.num_iterations"):
+        dataclasses.replace(
+            cfg,
+            train=dataclasses.replace(cfg.train, steps=8, num_iterations=2),
+            reward=RewardConfig(max_at_k=2, max_at_k_steps=3),
+        )
+
+
 def test_exploration_options_reach_trl_and_its_entropy_control_runs(tiny_policy, tmp_path):
     """The exploration settings are GRPOConfig's own; with adaptive entropy control on, TRL logs
     its coefficient each step, raised while the entropy is below the target."""

@@ -411,6 +411,15 @@ class ExperimentConfig:
                 "reward.rarity_bonus needs measure.verify_techniques: true (without the object's verdict, "
                 "dead code that names a technique would earn it)"
             )
+        if self.reward.max_at_k_steps is not None and not (
+            self.reward.max_at_k_steps < self.train.steps
+            and self.reward.max_at_k_steps % self.train.num_iterations == 0
+        ):
+            raise ValueError(
+                f"reward.max_at_k_steps ({self.reward.max_at_k_steps}) must be below train.steps "
+                f"({self.train.steps}) and a multiple of train.num_iterations ({self.train.num_iterations}): "
+                "TRL scores a batch once every num_iterations steps"
+            )
         if self.reward.max_at_k is not None and self.reward.max_at_k > self.train.group_size:
             raise ValueError(
                 f"reward.max_at_k ({self.reward.max_at_k}) is a best of k samples of one group: "

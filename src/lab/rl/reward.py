@@ -559,8 +559,14 @@ class HarnessReward:
             performance_scale(v, up, self.sqd) * r
             for v, up, r in zip(self.last_violations, self.last_improved, self.last_rarity)
         ]
-        self.last_rewards = group_rewards(self.last, groups, self.reward, scales)
+        self.last_rewards = group_rewards(self.last, groups, self._reward_now(kwargs), scales)
         return self.last_rewards
+
+    def _reward_now(self, kwargs: dict) -> RewardConfig:
+        """The reward in force for this batch (RewardConfig.at_step): TRL hands reward functions
+        its trainer state; without one (outside training) the configured reward."""
+        state = kwargs.get("trainer_state")
+        return self.reward.at_step(state.global_step) if state is not None else self.reward
 
     def term(self, name: str, completions: list[Any], **kwargs: Any) -> list[float | None]:
         """One of TERMS for a batch (what `terms` return). The first term asked for a batch scores
@@ -574,11 +580,10 @@ class HarnessReward:
         batch = self._batch
         if batch is None or batch.key != key or name in batch.served:
             groups = self._score_batch(completions, kwargs)
-            state = kwargs.get("trainer_state")  # TRL passes it to reward functions; absent outside training
             terms = term_rewards(
                 self.last,
                 groups,
-                self.reward.at_step(state.global_step) if state is not None else self.reward,
+                self._reward_now(kwargs),
                 self.last_violations,
                 self.last_improved,
                 self.sqd,

@@ -243,6 +243,8 @@ def _step_callback(
             record = {
                 "step": state.global_step,
                 **{k: v for k, v in logs.items() if isinstance(v, (int, float))},
+                # The max@k in force when this step's completions were scored (reward.max_at_k_steps).
+                "max_at_k": reward_fn.reward.at_step(state.global_step - 1).max_at_k,
                 "status_counts": dict(Counter(r.status for r in results)),
                 # Kernels the harness compiled and ran (lab.config.RAN_STATUSES; a kernel its object
                 # showed to break its permitted set counts: it ran), and those that broke their
@@ -332,6 +334,20 @@ def prompt_wordings(reword: bool, seed: int):
         return lambda problem, mode, row: row
     rng, tier = random.Random(seed), target.current()
     return lambda problem, mode, row: training_wording(rng, problem, mode, tier)
+
+
+def sqd_schedule(config: ExperimentConfig, archives: dict[str, TechniqueArchive]) -> SQDSchedule:
+    """The SQD schedule a run with `sqd` trains on: its entries (each prompt in its mode), one
+    archive per problem (`archives`), and with `train.reword` each row reworded (`row_wording`)."""
+    return SQDSchedule(
+        list(archives),
+        config.sqd,
+        seed=config.seed,
+        archives=archives,
+        entries=[(e.problem, e.mode, e.weight) for e in config.entries],
+        threads=config.measure.threads,
+        wording=row_wording(config.seed * 6361 + 5) if config.train.reword else None,
+    )
 
 
 def row_wording(seed: int):
@@ -427,20 +443,9 @@ def build_trainer(
         p: TechniqueArchive.from_elites((saved.get("archives") or {}).get(p, []), problem_techniques(p))
         for p in problems
     }
-    schedule = None
-    if config.sqd is not None:
-        entries = [(e.problem, e.mode, e.weight) for e in config.entries]
-        schedule = SQDSchedule(
-            problems,
-            config.sqd,
-            seed=config.seed,
-            archives=archives,
-            entries=entries,
-            threads=config.measure.threads,
-            wording=row_wording(config.seed * 6361 + 5) if config.train.reword else None,
-        )
-        if saved.get("sqd"):
-            schedule.load_state_dict(saved["sqd"])
+    schedule = sqd_schedule(config, archives) if config.sqd is not None else None
+    if schedule is not None and saved.get("sqd"):
+        schedule.load_state_dict(saved["sqd"])
     reward_fn = HarnessReward(
         config.problem,
         config.reward,
