@@ -248,3 +248,19 @@ def test_arms_that_differ_after_the_warm_start_share_it(tmp_path):
     assert all(warm_start_dir(c.for_seed(0), "code") != folder for c in other)
     assert warm_start_dir(base.for_seed(1), "code") != folder
     assert warm_start_dir(base.for_seed(0), "other code") != folder
+
+
+def test_one_slow_baseline_call_does_not_set_every_kernels_copies():
+    """Copies come from each kernel's rate over its entry's median baseline rate: a kernel
+    whose own baseline call ran slow (its speedup inflated twofold) gets the copies its rate
+    earns, and the others keep theirs; each (problem, mode) is scaled by its own baseline."""
+    from lab.rl.warm_start import copies, steady_speedups
+
+    def kept(problem, mode, rates_and_baselines):
+        return [{"problem": problem, "mode": mode, "gflops": g, "speedup": g / b} for g, b in rates_and_baselines]
+
+    steady = kept("dgemm", "serial", [(54.0, 0.92), (28.0, 0.93), (53.0, 0.46), (27.0, 0.91)])
+    other = kept("dot", "openmp", [(2.0, 1.0), (1.0, 1.0)])
+    assert copies(steady_speedups(steady), 8) == [8, 5, 8, 5]  # as their rates say
+    assert copies([r["speedup"] for r in steady], 8) == [5, 3, 8, 3]  # the slow baseline's row sets s_max
+    assert steady_speedups(steady + other)[-2:] == [2.0, 1.0]

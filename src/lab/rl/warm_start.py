@@ -12,7 +12,8 @@ What successful RL-for-kernels work does before RL, on the lab's reward:
    reward evaluations: `scored.jsonl` records each one's text hash and result, and the
    training record of the run includes them);
 3. keep the correct kernels, each weighted by its speedup over the problem's textbook
-   baseline: the fastest appears `max_copies` times in the fine-tuning set, a kernel with
+   baseline (its rate over the median baseline rate of its (problem, mode) in the batch,
+   `steady_speedups`): the fastest appears `max_copies` times in the fine-tuning set, a kernel with
    speedup s about 1 + (max_copies - 1) * s / s_max times, so the fast ones dominate and
    the others still count;
 4. fine-tune the starting policy on those (prompt, completion) pairs with TRL's
@@ -43,6 +44,7 @@ from __future__ import annotations
 
 import random
 import shutil
+import statistics
 from pathlib import Path
 
 from lab.config import ExperimentConfig
@@ -69,6 +71,25 @@ def copies(speedups: list[float], max_copies: int) -> list[int]:
     if best <= 0:
         return [1] * len(speedups)
     return [1 + round((max_copies - 1) * max(s, 0.0) / best) for s in speedups]
+
+
+def steady_speedups(kept: list[dict]) -> list[float]:
+    """Each kept kernel's speedup over its (problem, mode)'s median baseline rate in the batch,
+    instead of over the baseline measured beside it: one baseline call slowed by the machine's
+    other work (seen at 0.6 of its usual rate) inflated one kernel's speedup, set `s_max`, and
+    cut every other kernel's copies (a warm start remade from the same samples had 284 rows
+    instead of 337). The speedup's ratio gflops / speedup is the baseline rate it was taken
+    against; within an entry the rates compare directly, and the median names the entry's scale.
+
+    >>> steady_speedups([{"problem": "p", "mode": None, "gflops": g, "speedup": s} for g, s in
+    ...                  [(10.0, 10.0), (20.0, 20.0), (30.0, 60.0)]])  # the last baseline ran slow
+    [10.0, 20.0, 30.0]
+    """
+    baselines: dict[tuple, list[float]] = {}
+    for s in kept:
+        baselines.setdefault((s["problem"], s["mode"]), []).append(s["gflops"] / s["speedup"])
+    median = {entry: statistics.median(rates) for entry, rates in baselines.items()}
+    return [s["gflops"] / median[(s["problem"], s["mode"])] for s in kept]
 
 
 def demonstration_records(problem: str, mode: str | None, threads: int, seed: int) -> list[dict]:
@@ -147,7 +168,7 @@ def warm_start(config: ExperimentConfig, out: Path, fingerprint: dict | None = N
             {**rec, **res.to_dict(), "problem": entry.problem, "mode": entry.mode} for rec, res in zip(records, results)
         ]
     kept = [s for s in scored if s["status"] == "ok" and s.get("speedup")]
-    weights = copies([s["speedup"] for s in kept], settings.max_copies)
+    weights = copies(steady_speedups(kept), settings.max_copies)
     # Plain prompt-completion text, the prompt already through the chat template as sampling
     # gives it: SFTTrainer then appends the end-of-sequence token to each completion, so the
     # tuned policy learns to stop after the kernel. (Conversational rows end with the template's
