@@ -65,6 +65,10 @@ SCREEN_NAMES = {
     "reworded_max_at_2": "max@2 rewards",
     "reworded_max_at_4_rarity": "max@4 with the rarity bonus",
     "reworded_clip_higher": "clip-higher, 2 updates per batch",
+    "reworded_max_at_4_then_mean": "max@4 for 25 steps, then the plain reward",
+    "reworded_max_at_2_require": "SQD asking for its set, on max@2",
+    "reworded_max_at_2_qd_bonus": "SQD with the QD bonus, on max@2",
+    "reworded_max_at_2_rerun": "max@2 rewards, on the remade warm starts",
 }
 SCREEN = "results/exploration_screen"
 #: The screen's best at 200 steps (configs/exploration_long.yaml).
