@@ -69,6 +69,7 @@ SCREEN_NAMES = {
     "reworded_max_at_2_require": "SQD asking for its set, on max@2",
     "reworded_max_at_2_qd_bonus": "SQD with the QD bonus, on max@2",
     "reworded_max_at_2_rerun": "max@2 rewards, on the remade warm starts",
+    "reworded_max_at_2_steady": "max@2 rewards, on warm starts weighted by steady speedups",
 }
 SCREEN = "results/exploration_screen"
 #: The screen's best at 200 steps (configs/exploration_long.yaml).
