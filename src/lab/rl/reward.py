@@ -563,10 +563,14 @@ class HarnessReward:
         return self.last_rewards
 
     def _reward_now(self, kwargs: dict) -> RewardConfig:
-        """The reward in force for this batch (RewardConfig.at_step): TRL hands reward functions
-        its trainer state; without one (outside training) the configured reward."""
+        """The reward in force for this batch (RewardConfig.at_step): with `max_at_k_steps`, read
+        from the trainer state TRL hands reward functions (its `global_step`); otherwise, or
+        without one (outside training), the configured reward. TRL's contract names the
+        argument, not its type, so it is read only where the step matters."""
         state = kwargs.get("trainer_state")
-        return self.reward.at_step(state.global_step) if state is not None else self.reward
+        if self.reward.max_at_k_steps is None or state is None:
+            return self.reward
+        return self.reward.at_step(state.global_step)
 
     def term(self, name: str, completions: list[Any], **kwargs: Any) -> list[float | None]:
         """One of TERMS for a batch (what `terms` return). The first term asked for a batch scores
