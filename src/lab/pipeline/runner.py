@@ -475,7 +475,7 @@ def run_experiment(cfg: ExperimentConfig, overwrite: bool = False) -> dict:
     seen: dict[int, set[str]] = {seed: set() for seed in runs}
     for row in read_jsonl(cfg.out_dir / TRAINING_SAMPLES):
         seen[row["seed"]].add(row["text_hash"])
-    curve = learning_curve(cfg, runs, seen) if cfg.evaluation.curve_samples else None
+    curve = learning_curve(cfg, runs, seen, warms) if cfg.evaluation.curve_samples else None
     return evaluate_policy(cfg, finals, seen, curve)
 
 
@@ -542,7 +542,7 @@ def _collect_training(cfg: ExperimentConfig, runs: dict[int, ExperimentConfig], 
     if cfg.warm_start:
         write_json(
             cfg.out_dir / "warm_start.json",
-            {str(seed): read_json(warm_start_dir(run) / "summary.json") for seed, run in runs.items()},
+            {str(seed): read_json(warms[seed] / "summary.json") for seed in runs},
         )
     archives = {seed: read_json(run.run_dir / "archive.json") for seed, run in runs.items()}
     write_json(cfg.out_dir / "archive.json", archives[cfg.seeds[0]])
@@ -555,15 +555,20 @@ def _collect_training(cfg: ExperimentConfig, runs: dict[int, ExperimentConfig], 
     )
 
 
-def learning_curve(cfg: ExperimentConfig, runs: dict[int, ExperimentConfig], seen: dict[int, set[str]]) -> dict:
+def learning_curve(
+    cfg: ExperimentConfig,
+    runs: dict[int, ExperimentConfig],
+    seen: dict[int, set[str]],
+    warms: dict[int, Path | None],
+) -> dict:
     """The evaluation protocol at step 0 (phase `base`: the starting policy; and phase
-    `warm_start`: the policy after the warm start, if any) and at every saved checkpoint of
-    each seed's run before the last step (evaluate_policy adds the final one),
+    `warm_start`: the policy after the warm start in `warms`, if any) and at every saved
+    checkpoint of each seed's run before the last step (evaluate_policy adds the final one),
     `evaluation.curve_samples` completions per seed and entry, with the same intervals as the
     final metrics: {"points": [{"step", "phase", "seeds", "entries": [row per entry]}]}."""
     stages: list[tuple[int, str, dict[int, str]]] = [(0, "base", dict.fromkeys(runs, cfg.model))]
     if cfg.warm_start is not None:
-        stages.append((0, WARM_START, {s: str(warm_start_dir(run) / "final") for s, run in runs.items()}))
+        stages.append((0, WARM_START, {s: str(warms[s] / "final") for s in runs}))
     checkpoints: dict[int, dict[int, str]] = {}
     for seed, run in runs.items():
         for ckpt in run.run_dir.glob("checkpoint-*"):
