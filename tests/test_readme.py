@@ -77,6 +77,7 @@ EXPLORATION_LONG_NAMES = {
     "reworded_200": "reworded (reference), 200 steps",
     "reworded_max_at_4_200": "max@4 rewards, 200 steps",
     "reworded_max_at_2_200": "max@2 rewards, 200 steps",
+    "reworded_max_at_4_then_plain_200": "max@4 for 100 steps, then the plain reward",
 }
 EXPLORATION_LONG = "results/exploration_long"
 #: Studies of this machine whose tables live on their page only: the README shows the study
