@@ -58,7 +58,7 @@ Evaluate = Callable[[list[str], str, MeasureConfig], list]
 
 
 def _evaluate(sources: list[str], problem: str, config: MeasureConfig) -> list:
-    return evaluate_batch(sources, problem, config, cache=False, n_jobs=1, progress=False)
+    return evaluate_batch(sources, problem, config, cache=False, n_jobs=1, progress=len(sources) > 3)
 
 
 def candidates(problem: str, mode: str) -> dict[str, str]:
@@ -129,7 +129,13 @@ def entry(
     sources = candidates(problem, mode)
     log(f"{problem} {mode} n={n}: scanning {len(sources)} kernels")
     scan = {
-        name: {"status": r.status, "rate": r.gflops if r.status == "ok" else None}
+        # The rate in problem.unit, and the speedup over the driver's textbook baseline timed
+        # beside it (the reward's speedup).
+        name: {
+            "status": r.status,
+            "rate": r.gflops if r.status == "ok" else None,
+            "speedup": getattr(r, "speedup", None) if r.status == "ok" else None,
+        }
         for name, r in zip(sources, evaluate(list(sources.values()), problem, config))
     }
     if f"example:{NAIVE}" not in scan:
