@@ -44,12 +44,12 @@ EXECUTED := runs/notebooks
 # after setup, with `lab status --results-dir`, and run again with RESULTS set; RESULTS=... on the
 # command line names a folder.
 RESULTS ?= results
-HERE := calibrate autotune seed-report score-examples detector-report bench-harness bench-window bench-cluster test-time seed-numerics fresh
+HERE := calibrate autotune seed-report score-examples detector-report bench-harness bench-window bench-cluster test-time seed-numerics headroom fresh
 EXAMPLE_FILES = $(foreach m,serial_t1 openmp_t1 openmp_t2,$(RESULTS)/examples/dgemm_$(m).json)
 RESULT_FILES = $(RESULTS)/machine.json $(EXAMPLE_FILES) $(RESULTS)/autotune.json $(RESULTS)/seed_policy.json
 
 .PHONY: setup test test-fast lint reproduce reproduce-here smoke experiments suite fresh fresh-suite ablation fresh-ablation exploration demonstrations reworded-long exploration-screen exploration-long long fresh-long sqd-study sqd-study-suite sqd-long detector-report figures lab calibrate score-examples \
-	bench-harness bench-window bench-cluster test-time seed-numerics seed-model seed-report autotune compare clean
+	bench-harness bench-window bench-cluster test-time seed-numerics headroom seed-model seed-report autotune compare clean
 
 setup: $(STAMP)
 
@@ -275,6 +275,12 @@ bench-window: $(STAMP)
 # throughput and the cluster's overhead per candidate, 5 alternating rounds (about 6 minutes).
 bench-cluster: $(STAMP)
 	$(BIN)/python -m lab.bench.bench_cluster --out $(RESULTS)/bench_cluster.json
+
+# How much faster than naive.c each suite entry can get here (suite/headroom.json and its figure):
+# the generator's sweep and the examples scanned, naive.c and the two best in 5 paired rounds, at the
+# timed size and at one that fits the cache, beside the roofline (about 40 minutes; resumes).
+headroom: $(STAMP)
+	$(BIN)/python -m lab.bench.headroom --out $(RESULTS)/suite/headroom.json
 
 # How long `make test` takes here (test_time.json): the figure the README quotes.
 test-time: $(STAMP)

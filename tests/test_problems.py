@@ -359,3 +359,47 @@ def test_dgemv_reference_is_A_times_x():
     A, x = p.make_inputs(2, 9)
     assert x.shape == (9,)
     assert np.allclose(p.reference(2, 9), A @ x, rtol=0, atol=1e-14)
+
+
+def _with_timed_n(lines: str):
+    import re
+
+    return lambda text: re.sub(r"^(default_n = .*\n)", lambda m: m.group(1) + lines, text, count=1, flags=re.M)
+
+
+def test_timed_n_names_a_size_per_mode_and_default_n_stays_for_the_others(tmp_path, monkeypatch):
+    import dataclasses
+
+    from lab.config import MeasureConfig
+    from lab.harness.evaluate import measure_command
+
+    edit = _with_timed_n('timed_n = { serial = 2048 }\nsize_reason = "measured: 1.1x at 1024, 1.7x at 2048"\n')
+    p = _problem_with(tmp_path, monkeypatch, edit)
+    assert p.timed_n("serial") == 2048 and p.timed_n("openmp") == p.timed_n(None) == p.default_n == 1024
+    assert "1.7x" in p.size_reason
+    monkeypatch.delenv("LAB_HARNESS_DIR")
+    assert load_problem("dgemv").timed_n("serial") == 1024  # no timed_n: default_n in every mode
+    # What the measurer is asked to time follows the mode, unless the config names n itself.
+    sized = dataclasses.replace(load_problem("dgemv"), timed_sizes=(("serial", 512),))
+    argv = measure_command(sized, MeasureConfig(mode="serial"), "x")[0]
+    assert argv[argv.index("--n") + 1] == "512"
+    argv = measure_command(sized, MeasureConfig(mode="openmp"), "x")[0]
+    assert argv[argv.index("--n") + 1] == "1024"
+    argv = measure_command(sized, MeasureConfig(mode="serial", n=300), "x")[0]
+    assert argv[argv.index("--n") + 1] == "300"
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        ('timed_n = { gpu = 10 }\nsize_reason = "x"\n', "unknown execution model 'gpu'"),
+        ('timed_n = { serial = -3 }\nsize_reason = "x"\n', "timed_n.serial: expected a positive integer"),
+        ('timed_n = { serial = "big" }\nsize_reason = "x"\n', "timed_n.serial: expected a positive integer"),
+        ("timed_n = { serial = 2048 }\n", "say why in size_reason"),
+        ("timed_n = 2048\n", "expected a table"),
+    ],
+)
+def test_a_bad_timed_n_is_a_one_line_load_error(tmp_path, monkeypatch, lines, message):
+    with pytest.raises(BadProblem) as err:
+        _problem_with(tmp_path, monkeypatch, _with_timed_n(lines))
+    assert message in str(err.value) and "\n" not in str(err.value), str(err.value)

@@ -265,7 +265,7 @@ def cmd_score_examples(args: argparse.Namespace) -> int:
             out_dir / f"{problem}_{mode}_t{threads}.json",
             {
                 "problem": problem,
-                "config": {"n": args.n or load_problem(problem).default_n, "threads": threads, "mode": mode},
+                "config": {"n": args.n or load_problem(problem).timed_n(mode), "threads": threads, "mode": mode},
                 "machine": machine_summary(),
                 "provenance": report_provenance(),
                 "results": rows,
@@ -373,17 +373,19 @@ def cmd_seed_model(args: argparse.Namespace) -> int:
 def cmd_autotune(args: argparse.Namespace) -> int:
     from lab.bench.autotune import autotune
 
-    report = autotune(_problem(args.problem), args.n, args.threads)
+    report = autotune(_problem(args.problem), args.n, args.threads, args.mode)
     args.out = str(machine_path(args.out))
     write_json(args.out, {**report, "provenance": report_provenance()})
     best = report["best"]
     if best is None:
         print(f"no variant of {report['variants']} scored ok -> {args.out}")
         return 0
+    blas = report["openblas_gflops"]
+    versus = f" = {best['fraction_of_openblas']:.2f} of OpenBLAS ({blas:.1f})" if blas else ""
     print(
-        f"{report['ok']}/{report['variants']} variants ok; best {best['gflops']:.1f} GFLOPS "
-        f"({best['family']}, {', '.join(best['techniques'])}) = {best['fraction_of_openblas']:.2f} of OpenBLAS "
-        f"({report['openblas_gflops']:.1f} GFLOPS) at n={report['n']}, {report['threads']} threads -> {args.out}"
+        f"{report['ok']}/{report['variants']} variants ok; best {best['gflops']:.1f} {load_problem(report['problem']).unit} "
+        f"({best['family']}, {', '.join(best['techniques'])}){versus} at n={report['n']}, {report['mode']}, "
+        f"{report['threads']} thread(s) -> {args.out}"
     )
     return 0
 
@@ -429,6 +431,7 @@ def cmd_problems(args: argparse.Namespace) -> int:
                 "modes": list(MODES),
                 "signature": p.signature,
                 "n": p.default_n,
+                "timed_n": {m: p.timed_n(m) for m in MODES},
                 "odd_n": p.odd_n,
                 "unit": p.unit,
                 "techniques": list(problem_techniques(p.name)),
@@ -438,7 +441,8 @@ def cmd_problems(args: argparse.Namespace) -> int:
         print(json.dumps(rows))
         return 0
     for p in problems:
-        print(f"{p.name:10s} {' '.join(MODES):14s} {p.signature}   (n={p.default_n}, odd n={p.odd_n}, {p.unit})")
+        sizes = ", ".join(f"{m} n={p.timed_n(m)}" for m in MODES) if p.timed_sizes else f"n={p.default_n}"
+        print(f"{p.name:10s} {' '.join(MODES):14s} {p.signature}   ({sizes}, odd n={p.odd_n}, {p.unit})")
         print(f"{'':10s} techniques: {', '.join(problem_techniques(p.name))}")
     return 0
 
@@ -600,6 +604,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--problem", default="dgemm")
     p.add_argument("--n", type=int, default=None)
     p.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
+    p.add_argument("--mode", choices=MODES, default="openmp", help="serial: only the variants without OpenMP, 1 thread")
     p.add_argument("--out", default="results/autotune.json")
 
     p = command("compare", "every arm against every other, with intervals (results/comparison.json)", cmd_compare)

@@ -81,7 +81,7 @@ class ConfigError(ValueError):
 class MeasureConfig:
     """How a kernel is measured: the same settings for training rewards and for evaluation."""
 
-    n: PositiveInt | None = None  # timed size; None = the problem's default_n
+    n: PositiveInt | None = None  # timed size; None = the problem's timed_n for the mode (its default_n unless set)
     odd_n: PositiveInt | None = None  # the odd size every kernel is also checked at; None = the problem's
     # The execution model: `serial` (1 thread, any OpenMP construct, omp.h or runtime call is
     # `forbidden`) or `openmp` (`threads` threads, OpenMP permitted).

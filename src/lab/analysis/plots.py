@@ -868,6 +868,52 @@ def suite_modes(summary: dict, out: Path) -> Path | None:
     return _save(fig, out / "suite_modes.png")
 
 
+def headroom(report: dict, out: Path) -> Path | None:
+    """The headroom of each suite entry (lab.bench.headroom): per mode, each problem's ceiling (best
+    known kernel over naive.c, median of the paired rounds, the whisker down to the lowest round)
+    at the timed size and at the cache-resident size, the roofline over naive.c as a marker, and
+    the threshold below which an entry cannot show a gain."""
+    entries = report.get("entries") or []
+    if not entries:
+        return None
+    modes = [m for m in MODES if any(e["mode"] == m for e in entries)]
+    problems = list(dict.fromkeys(e["problem"] for e in entries))
+    sizes = {"timed": ("timed size", "#4c72b0"), "cache": ("cache-resident size", "#dd8452")}
+    fig, axes = plt.subplots(1, len(modes), figsize=(6.5 * len(modes), 4.2), squeeze=False)
+    width = 0.38
+    for ax, mode in zip(axes[0], modes):
+        for s, (size, (label, color)) in enumerate(sizes.items()):
+            rows = {e["problem"]: e for e in entries if e["mode"] == mode and e["size"] == size}
+            x = np.array([problems.index(p) for p in rows]) + (s - 0.5) * width
+            ceilings = [rows[p]["ceiling"] or np.nan for p in rows]
+            lows = [rows[p]["ceiling_lowest"] or np.nan for p in rows]
+            ax.bar(x, ceilings, width, color=color, label=f"best known / naive, {label}")
+            ax.errorbar(x, ceilings, yerr=[np.subtract(ceilings, lows), np.zeros(len(x))], fmt="none", ecolor="black")
+            roofs = [rows[p]["roofline_over_naive"] or np.nan for p in rows]
+            ax.scatter(
+                x,
+                roofs,
+                marker="_",
+                s=200,
+                color="black",
+                zorder=3,
+                label=f"roofline / naive, {label}" if s == 0 else None,
+            )
+        ax.axhline(report.get("threshold", 1.5), color="red", lw=1, ls="--", label="threshold")
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(problems)), problems, rotation=30, ha="right")
+        threads = 1 if mode == "serial" else report.get("threads")
+        ax.set(title=f"{mode} ({threads} thread{'s' if threads != 1 else ''})", ylabel="x naive.c")
+    _legend_outside(axes[0][-1])
+    machine = report.get("machine", {})
+    fig.suptitle(
+        f"Headroom per suite entry: median of {report.get('rounds')} paired rounds (whisker: lowest) "
+        f"on {machine.get('cpu', 'this machine')}",
+        fontsize=10,
+    )
+    return _save(fig, out / "headroom.png")
+
+
 #: sqd_study's panels: pooled key -> y label.
 STUDY_PANELS = {
     "expected_speedup": "expected speedup\n(held-out plain prompts)",

@@ -2,25 +2,27 @@
 
 Sweeps the kernel generator's parameter space (lab.policy.seed_policy.generator.sweep_specs:
 families, loop orders, tiles, unrolling, SIMD flavours, register-block shapes,
-k-blocking, OpenMP) through the harness at one size and thread count, and records
-every variant's GFLOPS, the best one (with its source), and OpenBLAS measured in
-the same run on the same machine. The best variant is also the ceiling of what the
-seed policy can learn to write.
+k-blocking, OpenMP) through the harness at one size, thread count and execution model
+(serial: the variants without OpenMP only), and records every variant's rate, the best one
+(with its source), and for BLAS problems (dgemm, dgemv) OpenBLAS measured in the same run
+on the same machine. The best variant is also the ceiling of what the seed policy can learn
+to write.
 """
 
 from __future__ import annotations
 
 from lab.config import MeasureConfig
 from lab.harness.evaluate import evaluate_batch
-from lab.harness.machine import machine_summary, openblas_gflops
+from lab.harness.machine import BLAS_PROBLEMS, machine_summary, openblas_gflops
 from lab.harness.problems import load_problem
-from lab.policy.seed_policy.generator import render, sweep_specs
+from lab.policy.seed_policy.generator import render, serial_safe, sweep_specs
 
 
-def autotune(problem: str = "dgemm", n: int | None = None, threads: int = 2) -> dict:
-    n = n or load_problem(problem).default_n
-    specs = sweep_specs(problem)
-    config = MeasureConfig(n=n, threads=threads)
+def autotune(problem: str = "dgemm", n: int | None = None, threads: int = 2, mode: str = "openmp") -> dict:
+    n = n or load_problem(problem).timed_n(mode)
+    specs = [s for s in sweep_specs(problem) if mode != "serial" or serial_safe(s)]
+    threads = 1 if mode == "serial" else threads
+    config = MeasureConfig(n=n, threads=threads, mode=mode)
     sources = [render(s) for s in specs]
     results = evaluate_batch(sources, problem, config, cache=False)
     rows = [
@@ -41,15 +43,18 @@ def autotune(problem: str = "dgemm", n: int | None = None, threads: int = 2) -> 
         for s, r in zip(specs, results)
     ]
     ok = [(row, src) for row, src in zip(rows, sources) if row["status"] == "ok"]
-    blas = openblas_gflops(problem, n, threads)
+    # OpenBLAS has only the BLAS problems; for the others machine.openblas_gflops would time NumPy.
+    blas = openblas_gflops(problem, n, threads) if problem in BLAS_PROBLEMS else None
     best = None
     if ok:
         best_row, best_src = max(ok, key=lambda x: x[0]["gflops"])
-        best = {**best_row, "fraction_of_openblas": best_row["gflops"] / blas, "source": best_src}
+        fraction = best_row["gflops"] / blas if blas else None
+        best = {**best_row, "fraction_of_openblas": fraction, "source": best_src}
     return {
         "problem": problem,
         "n": n,
         "threads": threads,
+        "mode": mode,
         "variants": len(rows),
         "ok": len(ok),
         "openblas_gflops": blas,

@@ -167,7 +167,7 @@ def cross_check(report: dict[str, str], problem: Problem, config: MeasureConfig,
             float(report["baseline_gflops"])
     except (KeyError, ValueError) as err:
         return f"incomplete report ({err})"
-    if n != (config.n or problem.default_n) or checks[0][1] != (config.odd_n or problem.odd_n):
+    if n != (config.n or problem.timed_n(config.mode)) or checks[0][1] != (config.odd_n or problem.odd_n):
         return "report is for other sizes than requested"
     if not (time_s > 0 and math.isclose(gflops, problem.flops(n) / time_s * 1e-9, rel_tol=1e-6)):
         return "reported GFLOPS do not match the reported time"
@@ -282,7 +282,7 @@ def _static(completion: str, problem: Problem, openmp: bool) -> tuple[str | None
 def measure_command(problem: Problem, config: MeasureConfig, nonce: str) -> tuple[list[str], dict[str, str]]:
     """argv and environment of `measure` in a work dir holding `runner`, with `measure` one level up."""
     threads = config.threads
-    argv = ["../measure", "--runner", "./runner", "--n", str(config.n or problem.default_n)]
+    argv = ["../measure", "--runner", "./runner", "--n", str(config.n or problem.timed_n(config.mode))]
     argv += ["--odd-n", str(config.odd_n or problem.odd_n), "--threads", str(threads)]
     argv += ["--min-time", repr(config.min_time_s), "--min-reps", str(config.min_reps)]
     argv += ["--baseline", str(int(config.baseline)), "--baseline-min-time", repr(config.baseline_min_time_s)]
@@ -406,7 +406,7 @@ def _measure(
     cache never stores it."""
     target.use(build.tier)  # a pool's process, or a cluster's worker, works at the caller's tier
     problem = load_problem(problem_name)
-    n = config.n or problem.default_n
+    n = config.n or problem.timed_n(config.mode)
     # Calibrations first (once per machine), while this process holds no CPU slot: they lock them all.
     calibration = {
         "peak_gflops_per_core": plausibility.peak_gflops_per_core(),

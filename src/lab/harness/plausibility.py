@@ -332,6 +332,57 @@ def fastest_call_s(
     return seconds, held
 
 
+def roofline(
+    problem: Problem,
+    n: int,
+    threads: int,
+    peak_per_core: float,
+    rates_gbs: dict[str, float],
+    capacities: dict[str, float],
+) -> tuple[float, str]:
+    """(rate in problem.unit, limiter): the highest rate a call of `problem` at size n can reach on
+    `threads` CPUs, the lower of two roofs. Memory: the call's bytes at the fastest levels that hold
+    its working set (fastest_call_s), the limiter being the slowest level used. Compute, for
+    problems counted in GFLOP/s only: `peak_per_core` x threads ("fma_peak"). No compute roof is
+    modelled for other units (a scan's or a histogram's operations are bound by dependency chains
+    and stores, not by the FMA peak), so theirs is the memory roof alone.
+
+    >>> from types import SimpleNamespace as NS
+    >>> stream = NS(unit="GFLOP/s", flops=lambda n: 2.0 * n, bytes=lambda n: 16.0 * n, working_set=lambda n: 16 * n)
+    >>> rate, limiter = roofline(stream, 10**8, 1, 50.0, {"L1": 300.0, "L2": 100.0, "L3": 80.0, "DRAM": 40.0},
+    ...                          {"L1": 32e3, "L2": 1e6, "L3": 32e6})
+    >>> round(rate, 2), limiter
+    (5.05, 'DRAM')
+    >>> rate, limiter = roofline(stream, 10**3, 1, 20.0, {"L1": 300.0, "DRAM": 40.0}, {"L1": 32e3})
+    >>> rate, limiter
+    (20.0, 'fma_peak')
+    """
+    seconds, held = fastest_call_s(problem.bytes(n), problem.working_set(n), capacities, rates_gbs)
+    memory = problem.flops(n) / seconds * 1e-9 if seconds > 0 else float("inf")
+    if problem.unit == "GFLOP/s" and peak_per_core * threads < memory:
+        return peak_per_core * threads, "fma_peak"
+    return memory, held[-1][0] if held else "DRAM"
+
+
+def cache_resident_n(problem: Problem, capacity: float, upper: int) -> int | None:
+    """The largest n <= `upper` whose working set (problem.working_set) fits in `capacity` bytes,
+    or None if not even n = 1 does. Bisection: a working set grows with n.
+
+    >>> from types import SimpleNamespace as NS
+    >>> cache_resident_n(NS(working_set=lambda n: 24 * n * n), 16 << 20, 4096)
+    836
+    >>> cache_resident_n(NS(working_set=lambda n: 24 * n * n), 16 << 20, 256), cache_resident_n(NS(working_set=lambda n: 8 * n), 4, 9)
+    (256, None)
+    """
+    if problem.working_set(1) > capacity:
+        return None
+    lo, hi = 1, upper
+    while lo < hi:  # invariant: lo fits
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if problem.working_set(mid) <= capacity else (lo, mid - 1)
+    return lo
+
+
 def _mb(nbytes: float) -> str:
     return f"{nbytes / 1e6:.3g} MB"
 

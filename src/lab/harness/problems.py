@@ -151,6 +151,11 @@ class Problem:
     unit: str = "GFLOP/s"  # of the rate reported as `gflops`: work units (the `flops` formula) per ns
     # The optimization techniques that apply (names of lab.techniques.TECHNIQUES, which checks them).
     techniques: tuple[str, ...] = ()
+    # Per execution model, a timed size other than default_n (problem.toml's `timed_n`, e.g.
+    # {serial = 1000}), and why (`size_reason`): chosen where the headroom measurement
+    # (lab.bench.headroom) found too little to gain at default_n.
+    timed_sizes: tuple[tuple[str, int], ...] = ()
+    size_reason: str = ""
     _flops: Callable[[int], float] = field(repr=False, compare=False, default=None)
     _bytes: Callable[[int], float] = field(repr=False, compare=False, default=None)
 
@@ -164,6 +169,11 @@ class Problem:
         if split not in SPLITS:
             raise ValueError(f"unknown prompt split {split!r}; known: {', '.join(SPLITS)}")
         return self.train_prompts if split == "train" else self.eval_prompts
+
+    def timed_n(self, mode: str | None = None) -> int:
+        """The size a call is timed at in execution model `mode`: problem.toml's `timed_n` for that
+        mode where it names one, else default_n."""
+        return dict(self.timed_sizes).get(mode, self.default_n)
 
     @property
     def driver_path(self) -> Path:
@@ -312,9 +322,27 @@ def load_problem(name: str) -> Problem:
         root=path.parent,
         unit=raw.get("unit", "GFLOP/s"),
         techniques=tuple(raw.get("techniques", ())),
+        timed_sizes=_timed_sizes(path, raw),
+        size_reason=str(raw.get("size_reason", "")),
         _flops=_compile_flops(raw["flops"]),
         _bytes=count_bytes,
     )
+
+
+def _timed_sizes(path: Path, raw: dict) -> tuple[tuple[str, int], ...]:
+    """problem.toml's optional `timed_n` table (execution model -> size), checked: known modes,
+    positive integers, and a `size_reason` saying why."""
+    sizes = raw.get("timed_n", {})
+    if not isinstance(sizes, dict):
+        raise BadProblem(f"{path}: timed_n: expected a table like {{serial = 1000}}")
+    for mode, n in sizes.items():
+        if mode not in ("serial", "openmp"):
+            raise BadProblem(f"{path}: timed_n: unknown execution model {mode!r} (known: serial, openmp)")
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise BadProblem(f"{path}: timed_n.{mode}: expected a positive integer, got {n!r}")
+    if sizes and not str(raw.get("size_reason", "")).strip():
+        raise BadProblem(f"{path}: timed_n: say why in size_reason (the measured headroom that chose it)")
+    return tuple(sorted(sizes.items()))
 
 
 def _bytes_formula(path: Path, raw: dict) -> Callable[[int], float]:

@@ -374,7 +374,7 @@ def _entry_row(cfg: ExperimentConfig, problem_name: str, mode: str, samples: lis
     technique sets of ok kernels, OpenBLAS where the problem has it, and the prompts asked."""
     problem = load_problem(problem_name)
     measure = cfg.measure.for_mode(mode)
-    blas = _openblas(samples, problem_name, measure.n or problem.default_n, measure.threads)
+    blas = _openblas(samples, problem_name, measure.n or problem.timed_n(measure.mode), measure.threads)
     clusters = [s["seed"] for s in samples] if trained else None
     row = {"problem": problem_name, "mode": measure.mode, "threads": measure.threads, "unit": problem.unit}
     row.update(summarize(samples, blas))
