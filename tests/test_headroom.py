@@ -57,6 +57,7 @@ def test_ceiling_is_the_best_contender_over_naive_within_each_round():
     e = headroom.entry("dot", "serial", 4096, threads=2, rounds=3, evaluate=scorer, log=lambda _: None)
     assert e["threads"] == 1 and all(c.threads == 1 and c.mode == "serial" for _, c in scorer.batches)
     assert e["best_example"] == "avx512_accumulators.c" and e["best_sweep"] == sweep
+    assert e["best_kernel"] == "avx512_accumulators.c"
     assert e["ceiling"] == pytest.approx(1.8) and e["ceiling_lowest"] == pytest.approx(1.8)
     assert e["below_threshold"] is False
     # One scan of every candidate, then three rounds of the same three kernels, each first once.

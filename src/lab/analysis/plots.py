@@ -884,6 +884,8 @@ def headroom(report: dict, out: Path) -> Path | None:
     for ax, mode in zip(axes[0], modes):
         for s, (size, (label, color)) in enumerate(sizes.items()):
             rows = {e["problem"]: e for e in entries if e["mode"] == mode and e["size"] == size}
+            if not rows:  # a report of the timed size alone
+                continue
             x = np.array([problems.index(p) for p in rows]) + (s - 0.5) * width
             ceilings = [rows[p]["ceiling"] or np.nan for p in rows]
             lows = [rows[p]["ceiling_lowest"] or np.nan for p in rows]

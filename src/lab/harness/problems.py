@@ -35,6 +35,7 @@ import numpy as np
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from lab import paths
+from lab.config import MODES
 from lab.files import tree_hash
 from lab.harness import target
 
@@ -336,8 +337,8 @@ def _timed_sizes(path: Path, raw: dict) -> tuple[tuple[str, int], ...]:
     if not isinstance(sizes, dict):
         raise BadProblem(f"{path}: timed_n: expected a table like {{serial = 1000}}")
     for mode, n in sizes.items():
-        if mode not in ("serial", "openmp"):
-            raise BadProblem(f"{path}: timed_n: unknown execution model {mode!r} (known: serial, openmp)")
+        if mode not in MODES:
+            raise BadProblem(f"{path}: timed_n: unknown execution model {mode!r} (known: {', '.join(MODES)})")
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
             raise BadProblem(f"{path}: timed_n.{mode}: expected a positive integer, got {n!r}")
     if sizes and not str(raw.get("size_reason", "")).strip():
