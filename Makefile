@@ -278,7 +278,8 @@ bench-cluster: $(STAMP)
 
 # How much faster than naive.c each suite entry can get here (suite/headroom.json and its figure):
 # the generator's sweep and the examples scanned, naive.c and the two best in 5 paired rounds, at the
-# timed size and at one that fits the cache, beside the roofline (about 40 minutes; resumes).
+# timed size and at one that fits the cache, beside the roofline (26 minutes for the timed sizes
+# alone here, about twice that with both; it resumes where it stopped).
 headroom: $(STAMP)
 	$(BIN)/python -m lab.bench.headroom --out $(RESULTS)/suite/headroom.json
 
