@@ -38,7 +38,7 @@ class FakeScorer:
         names = [self.names[s] for s in sources]
         self.batches.append((names, config))
         rates = [self.rates.get(n, 1.0) for n in names]
-        return [SimpleNamespace(status="ok" if r else "wrong_result", gflops=r) for r in rates]
+        return [SimpleNamespace(status="ok" if r else "wrong_result", gflops=r, speedup=r) for r in rates]
 
 
 def test_serial_scans_no_openmp_kernel_and_openmp_scans_them():

@@ -21,8 +21,8 @@ from lab.policy.seed_policy.generator import render, serial_safe, sweep_specs
 def autotune(problem: str = "dgemm", n: int | None = None, threads: int = 2, mode: str = "openmp") -> dict:
     n = n or load_problem(problem).timed_n(mode)
     specs = [s for s in sweep_specs(problem) if mode != "serial" or serial_safe(s)]
-    threads = 1 if mode == "serial" else threads
-    config = MeasureConfig(n=n, threads=threads, mode=mode)
+    config = MeasureConfig(n=n, threads=threads).for_mode(mode)  # serial: 1 thread
+    threads = config.threads
     sources = [render(s) for s in specs]
     results = evaluate_batch(sources, problem, config, cache=False)
     rows = [

@@ -123,8 +123,8 @@ def entry(
 ) -> dict:
     """The headroom of (problem, mode) at size n: the scan, the paired rounds, the ceiling and the
     roofline (module docstring)."""
-    threads = 1 if mode == "serial" else threads
-    config = MeasureConfig(n=n, mode=mode, threads=threads)
+    config = MeasureConfig(n=n, threads=threads).for_mode(mode)  # serial: 1 thread
+    threads = config.threads
     sources = candidates(problem, mode)
     log(f"{problem} {mode} n={n}: scanning {len(sources)} kernels")
     scan = {
@@ -133,13 +133,14 @@ def entry(
         name: {
             "status": r.status,
             "rate": r.gflops if r.status == "ok" else None,
-            "speedup": getattr(r, "speedup", None) if r.status == "ok" else None,
+            "speedup": r.speedup if r.status == "ok" else None,
         }
         for name, r in zip(sources, evaluate(list(sources.values()), problem, config))
     }
     if f"example:{NAIVE}" not in scan:
         raise ValueError(f"{problem} has no examples/{NAIVE}: the headroom is measured against it")
-    contenders = [k for k in (_best(scan, "example:"), _best(scan, "sweep:")) if k]
+    best_example, best_sweep = _best(scan, "example:"), _best(scan, "sweep:")
+    contenders = [k for k in (best_example, best_sweep) if k]
     paired = [f"example:{NAIVE}", *contenders]
     measured = []
     for r in range(rounds):
@@ -164,8 +165,8 @@ def entry(
         "working_set_bytes": p.working_set(n),
         "unit": p.unit,
         "scan": scan,
-        "best_example": _short(contenders[0]) if contenders and contenders[0].startswith("example:") else None,
-        "best_sweep": next((_short(k) for k in contenders if k.startswith("sweep:")), None),
+        "best_example": _short(best_example) if best_example else None,
+        "best_sweep": best_sweep,
         "best_kernel": best,
         "rounds": measured,
         "naive_rate": naive,
@@ -215,16 +216,14 @@ def run(
     }
     for problem in problems:
         for mode in modes:
+            mode_threads = MeasureConfig(threads=threads).for_mode(mode).threads
             for size in sizes:
-                n = size_for(problem, mode, size, 1 if mode == "serial" else threads)
+                n = size_for(problem, mode, size, mode_threads)
                 if n is None or (size != "timed" and n == load_problem(problem).timed_n(mode)):
                     log(f"{problem} {mode} {size}: {'the timed size' if n else 'no size'} fits the cache; skipped")
                     continue
                 found = kept.get((problem, mode, size, n))
-                if found is None or (found["rounds_asked"], found["threads"]) != (
-                    rounds,
-                    1 if mode == "serial" else threads,
-                ):
+                if found is None or (found["rounds_asked"], found["threads"]) != (rounds, mode_threads):
                     found = {
                         "size": size,
                         **entry(problem, mode, n, threads, rounds, evaluate, log),
